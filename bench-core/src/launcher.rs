@@ -1,0 +1,363 @@
+//! The local launcher: starts a job's ranks as processes on this host and supervises them.
+//!
+//! Each rank is the same executable, told its rank, size, job token and bootstrap address
+//! through the environment (the variables in [`crate::bootstrap::env`]). The launcher forwards
+//! each rank's output prefixed with `[rank N]`, relays the ranks' stage reports and events, and
+//! if any rank fails or dies, stops the others (SIGTERM, then SIGKILL after a grace period) and
+//! reports which rank failed, how, and in what stage. Ranks are started with a parent-death
+//! signal so they never outlive a launcher that was killed.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::bootstrap::env;
+use crate::bootstrap::tcp::{Server, ServerEvent};
+
+/// What to run as each rank.
+#[derive(Debug, Clone)]
+pub struct RankCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// Extra environment for every rank (the job description, for instance).
+    pub env: Vec<(String, String)>,
+}
+
+/// How to place the ranks.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub ranks: usize,
+    /// Pin rank i to the i-th CPU this launcher may use (round robin), as mpirun does by default.
+    pub bind_to_core: bool,
+    /// Time between SIGTERM and SIGKILL when stopping ranks after a failure.
+    pub grace: Duration,
+}
+
+/// Why a job did not succeed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("cannot start rank {rank} ({program}): {reason}")]
+    Spawn {
+        rank: usize,
+        program: String,
+        reason: String,
+    },
+    #[error("rank {rank} {how}{}", stage.as_ref().map(|s| format!(" during stage '{s}'")).unwrap_or_default())]
+    RankFailed {
+        rank: usize,
+        /// "exited with status 1", "was killed by signal 9 (SIGKILL)".
+        how: String,
+        stage: Option<String>,
+    },
+    #[error("interrupted; stopped all ranks")]
+    Interrupted,
+}
+
+/// A running job.
+pub struct Job {
+    server: Server,
+    children: Vec<Option<Child>>,
+    stages: Vec<Option<String>>,
+    forwarders: Vec<JoinHandle<()>>,
+    grace: Duration,
+}
+
+impl Job {
+    /// Starts `placement.ranks` copies of `cmd`, each connected to `server`.
+    pub fn spawn(
+        cmd: &RankCommand,
+        placement: &Placement,
+        server: Server,
+        token: &str,
+        job_id: &str,
+    ) -> Result<Job, LaunchError> {
+        let cpus = crate::machine::allowed_cpus();
+        let launcher_pid = std::process::id() as i32;
+        let mut job = Job {
+            server,
+            children: Vec::new(),
+            stages: vec![None; placement.ranks],
+            forwarders: Vec::new(),
+            grace: placement.grace,
+        };
+        for rank in 0..placement.ranks {
+            let mut c = Command::new(&cmd.program);
+            c.args(&cmd.args)
+                .env(env::RANK, rank.to_string())
+                .env(env::SIZE, placement.ranks.to_string())
+                .env(env::BOOTSTRAP, job.server.url())
+                .env(env::TOKEN, token)
+                .env(env::JOB_ID, job_id)
+                .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let cpu = (placement.bind_to_core && !cpus.is_empty()).then(|| cpus[rank % cpus.len()]);
+            // SAFETY: the closure runs between fork and exec and only makes raw system calls.
+            unsafe {
+                c.pre_exec(move || {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // The launcher may have died before prctl took effect.
+                    if libc::getppid() != launcher_pid {
+                        libc::_exit(1);
+                    }
+                    if let Some(cpu) = cpu {
+                        let mut set: libc::cpu_set_t = std::mem::zeroed();
+                        libc::CPU_SET(cpu, &mut set);
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    }
+                    Ok(())
+                });
+            }
+            match c.spawn() {
+                Ok(mut child) => {
+                    let out = child.stdout.take().expect("piped");
+                    let err = child.stderr.take().expect("piped");
+                    job.forwarders.push(forward(rank, out));
+                    job.forwarders.push(forward(rank, err));
+                    job.children.push(Some(child));
+                }
+                Err(e) => {
+                    job.stop_all();
+                    return Err(LaunchError::Spawn {
+                        rank,
+                        program: cmd.program.display().to_string(),
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(job)
+    }
+
+    /// Relays events to `on_event(rank, json)` until every rank has ended. On the first failure
+    /// (or when `interrupt` is raised) the other ranks are stopped and the failure returned.
+    pub fn supervise(
+        mut self,
+        on_event: &mut dyn FnMut(usize, &str),
+        interrupt: &AtomicBool,
+    ) -> Result<(), LaunchError> {
+        let mut connected = vec![false; self.children.len()];
+        let result = loop {
+            while let Some(ev) = self.server.next_event(Duration::from_millis(2)) {
+                self.handle(ev, &mut connected, on_event);
+            }
+            if interrupt.load(Ordering::SeqCst) {
+                break Err(LaunchError::Interrupted);
+            }
+            if let Some(failure) = self.reap_failures() {
+                break Err(failure);
+            }
+            if self.children.iter().all(Option::is_none) {
+                break Ok(());
+            }
+        };
+        self.stop_all();
+        // Events a rank sent just before exiting are still in flight: drain until every rank
+        // that connected has closed its connection, within a bound.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while connected.iter().any(|c| *c) && Instant::now() < deadline {
+            if let Some(ev) = self.server.next_event(Duration::from_millis(20)) {
+                self.handle(ev, &mut connected, on_event);
+            }
+        }
+        for f in self.forwarders.drain(..) {
+            let _ = f.join();
+        }
+        result
+    }
+
+    fn handle(
+        &mut self,
+        ev: ServerEvent,
+        connected: &mut [bool],
+        on_event: &mut dyn FnMut(usize, &str),
+    ) {
+        match ev {
+            ServerEvent::Hello { rank } => connected[rank] = true,
+            ServerEvent::Closed { rank } => connected[rank] = false,
+            ServerEvent::Stage { rank, text } => self.stages[rank] = Some(text),
+            ServerEvent::Event { rank, json } => on_event(rank, &json),
+            ServerEvent::Rejected { peer, reason } => {
+                tracing::warn!("bootstrap refused a connection from {peer}: {reason}")
+            }
+        }
+    }
+
+    /// Reaps ended ranks; returns the failure to report, preferring a rank killed by a signal
+    /// (the likely cause) over ranks that then exited with an error because a peer vanished.
+    fn reap_failures(&mut self) -> Option<LaunchError> {
+        let mut failures: Vec<(usize, ExitStatus)> = Vec::new();
+        for (rank, slot) in self.children.iter_mut().enumerate() {
+            if let Some(child) = slot {
+                if let Ok(Some(status)) = child.try_wait() {
+                    *slot = None;
+                    if !status.success() {
+                        failures.push((rank, status));
+                    }
+                }
+            }
+        }
+        failures.sort_by_key(|(rank, st)| (st.signal().is_none(), *rank));
+        failures
+            .first()
+            .map(|(rank, status)| LaunchError::RankFailed {
+                rank: *rank,
+                how: describe_exit(*status),
+                stage: self.stages[*rank].clone(),
+            })
+    }
+
+    /// Stops every rank still running: SIGTERM, then SIGKILL after the grace period.
+    fn stop_all(&mut self) {
+        for child in self.children.iter().flatten() {
+            // SAFETY: kill with a pid we spawned and have not reaped.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + self.grace;
+        loop {
+            for slot in self.children.iter_mut() {
+                if let Some(child) = slot {
+                    if let Ok(Some(_)) = child.try_wait() {
+                        *slot = None;
+                    }
+                }
+            }
+            if self.children.iter().all(Option::is_none) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        for child in self.children.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.children.iter_mut().for_each(|c| *c = None);
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// "exited with status 1" or "was killed by signal 9 (SIGKILL)".
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(sig)) => {
+            let name = nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|_| "unknown".into());
+            format!("was killed by signal {sig} ({name})")
+        }
+        _ => "ended for an unknown reason".into(),
+    }
+}
+
+fn forward(rank: usize, stream: impl Read + Send + 'static) -> JoinHandle<()> {
+    thread::spawn(move || {
+        let reader = BufReader::new(stream);
+        for line in reader.split(b'\n') {
+            let Ok(line) = line else { break };
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(format!("[rank {rank}] ").as_bytes());
+            let _ = err.write_all(&line);
+            let _ = err.write_all(b"\n");
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> RankCommand {
+        RankCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![],
+        }
+    }
+
+    fn run(script: &str, ranks: usize) -> (Result<(), LaunchError>, Duration) {
+        let server = Server::start("127.0.0.1:0", ranks, "t").unwrap();
+        let placement = Placement {
+            ranks,
+            bind_to_core: false,
+            grace: Duration::from_secs(1),
+        };
+        let start = Instant::now();
+        let job = Job::spawn(&sh(script), &placement, server, "t", "j").unwrap();
+        let r = job.supervise(&mut |_, _| {}, &AtomicBool::new(false));
+        (r, start.elapsed())
+    }
+
+    #[test]
+    fn all_ranks_succeed() {
+        let (r, _) = run("test \"$FABBENCH_RANK\" -lt \"$FABBENCH_SIZE\"", 3);
+        assert_eq!(r, Ok(()));
+    }
+
+    #[test]
+    fn a_failing_rank_stops_the_others_quickly() {
+        let (r, took) = run(
+            "if [ \"$FABBENCH_RANK\" = 1 ]; then exit 3; else exec sleep 30; fi",
+            3,
+        );
+        assert_eq!(
+            r,
+            Err(LaunchError::RankFailed {
+                rank: 1,
+                how: "exited with status 3".into(),
+                stage: None
+            })
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    #[test]
+    fn a_killed_rank_is_reported_with_its_signal() {
+        let (r, took) = run(
+            "if [ \"$FABBENCH_RANK\" = 0 ]; then kill -9 $$; else exec sleep 30; fi",
+            2,
+        );
+        match r {
+            Err(LaunchError::RankFailed { rank: 0, how, .. }) => {
+                assert_eq!(how, "was killed by signal 9 (SIGKILL)")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error() {
+        let server = Server::start("127.0.0.1:0", 1, "t").unwrap();
+        let cmd = RankCommand {
+            program: "/nonexistent/fabbench".into(),
+            args: vec![],
+            env: vec![],
+        };
+        let placement = Placement {
+            ranks: 1,
+            bind_to_core: false,
+            grace: Duration::from_secs(1),
+        };
+        let err = Job::spawn(&cmd, &placement, server, "t", "j")
+            .err()
+            .unwrap();
+        assert!(matches!(err, LaunchError::Spawn { rank: 0, .. }), "{err}");
+    }
+}

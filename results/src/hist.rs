@@ -1,0 +1,215 @@
+//! HdrHistograms of each point's samples, in the two formats HdrHistogram tools read:
+//! interval logs (`.hlog`, log format 1.3 with V2+Deflate payloads, readable by
+//! HistogramLogProcessor and other implementations) and percentile distributions (`.hgrm`,
+//! the layout of Java's `outputPercentileDistribution`, readable by the HdrHistogram plotter).
+//!
+//! Values are nanoseconds: one-way latency for latency suites (the round trip halved), and the
+//! duration of each timed iteration (one window) for bandwidth suites. The `.hgrm` files are
+//! scaled to microseconds.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bench_core::measure::{Metric, Point};
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+
+use crate::export::Exporter;
+use crate::model::Run;
+use crate::ResultsError;
+
+const SIGFIG: u8 = 3;
+/// One hour in nanoseconds: far above any sample, and below i64::MAX as Java readers need.
+const HIGHEST: u64 = 3_600_000_000_000;
+/// `.hgrm` values are printed in microseconds.
+const HGRM_RATIO: f64 = 1e3;
+
+/// The histogram of a point's samples in nanoseconds of the reported quantity.
+pub fn histogram_of(point: &Point) -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST, SIGFIG).expect("valid bounds");
+    let divisor = match point.metric {
+        Metric::Latency { divisor } => divisor,
+        Metric::Bandwidth { .. } => 1.0,
+    };
+    for &s in &point.samples_ns {
+        h.saturating_record((s as f64 / divisor).round() as u64);
+    }
+    h
+}
+
+/// Java's subBucketCount: 2^ceil(log2(2 * 10^sigfig)).
+fn sub_bucket_count(sigfig: u8) -> u64 {
+    let largest = 2 * 10u64.pow(sigfig as u32);
+    largest.next_power_of_two()
+}
+
+/// The percentile distribution text, as Java's `outputPercentileDistribution(ps, 5, ratio)`.
+pub fn hgrm(h: &Histogram<u64>, ratio: f64) -> String {
+    let sig = h.sigfig() as usize;
+    let mut out = format!(
+        "{:>12} {:>14} {:>10} {:>14}\n\n",
+        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+    );
+    let mut total = 0u64;
+    if !h.is_empty() {
+        for v in h.iter_quantiles(5) {
+            total += v.count_since_last_iteration();
+            let value = v.value_iterated_to() as f64 / ratio;
+            let q = v.quantile_iterated_to();
+            if q >= 1.0 {
+                out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10}\n"));
+            } else {
+                let inv = 1.0 / (1.0 - q);
+                out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10} {inv:14.2}\n"));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "#[Mean    = {:12.sig$}, StdDeviation   = {:12.sig$}]\n",
+        h.mean() / ratio,
+        h.stdev() / ratio
+    ));
+    out.push_str(&format!(
+        "#[Max     = {:12.sig$}, Total count    = {:12}]\n",
+        h.max() as f64 / ratio,
+        h.len()
+    ));
+    out.push_str(&format!(
+        "#[Buckets = {:12}, SubBuckets     = {:12}]\n",
+        h.buckets(),
+        sub_bucket_count(h.sigfig())
+    ));
+    out
+}
+
+/// An interval log holding one histogram covering the point's whole measurement.
+pub fn hlog(
+    h: &Histogram<u64>,
+    comment: &str,
+    measured: Duration,
+) -> Result<Vec<u8>, ResultsError> {
+    let mut out = Vec::new();
+    // The Rust writer omits the version and legend lines other readers expect: write them here
+    // and let it write only the intervals.
+    out.extend_from_slice(format!("#{comment}\n").as_bytes());
+    out.extend_from_slice(b"#[Histogram log format version 1.3]\n");
+    out.extend_from_slice(b"#[StartTime: 0.000 (seconds since epoch)]\n");
+    out.extend_from_slice(
+        b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+    );
+    let mut ser = V2DeflateSerializer::new();
+    {
+        let mut w = IntervalLogWriterBuilder::new()
+            .begin_log_with(&mut out, &mut ser)
+            .map_err(|e| ResultsError::Format(e.to_string()))?;
+        w.write_histogram(h, Duration::ZERO, measured, None)
+            .map_err(|e| ResultsError::Format(format!("{e:?}")))?;
+    }
+    Ok(out)
+}
+
+/// `histograms/SUITE/FABRIC/SIZE.hlog` and `.hgrm` for every point.
+pub struct Histograms;
+
+impl Exporter for Histograms {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        let mut files = Vec::new();
+        for s in &run.series {
+            for p in &s.points {
+                let h = histogram_of(p);
+                let dir = PathBuf::from("histograms").join(&s.suite).join(&s.fabric);
+                let what = match p.metric {
+                    Metric::Latency { .. } => "one-way latency",
+                    Metric::Bandwidth { .. } => "iteration (window) time",
+                };
+                let comment = format!(
+                    "fabbench {} {} on {}, {} bytes: {what} in nanoseconds",
+                    env!("CARGO_PKG_VERSION"),
+                    s.suite,
+                    s.fabric,
+                    p.size
+                );
+                let measured = Duration::from_nanos(p.samples_ns.iter().sum());
+                files.push((
+                    dir.join(format!("{}.hlog", p.size)),
+                    hlog(&h, &comment, measured)?,
+                ));
+                files.push((
+                    dir.join(format!("{}.hgrm", p.size)),
+                    hgrm(&h, HGRM_RATIO).into_bytes(),
+                ));
+            }
+        }
+        Ok(files)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    fn point(samples: Vec<u64>) -> Point {
+        Point {
+            size: 8,
+            metric: Metric::Latency { divisor: 2.0 },
+            samples_ns: samples,
+            validated: None,
+        }
+    }
+
+    #[test]
+    fn latency_histograms_hold_one_way_nanoseconds() {
+        let h = histogram_of(&point(vec![200, 400, 400, 1_000_000]));
+        assert_eq!(h.len(), 4);
+        assert_eq!(h.min(), 100);
+        assert_eq!(h.value_at_quantile(0.5), 200);
+        assert!(h.max() >= 500_000 && h.max() < 500_500);
+    }
+
+    #[test]
+    fn hgrm_matches_javas_layout() {
+        let h = histogram_of(&point((1..=100).map(|i| i * 2000).collect()));
+        let text = hgrm(&h, 1e3);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "       Value     Percentile TotalCount 1/(1-Percentile)"
+        );
+        assert_eq!(lines[1], "");
+        assert_eq!(
+            lines[2],
+            "       1.000 0.000000000000          1           1.00"
+        );
+        let last_row = lines[lines.len() - 4];
+        assert_eq!(last_row, "     100.031 1.000000000000        100");
+        assert_eq!(
+            lines[lines.len() - 3],
+            "#[Mean    =       50.504, StdDeviation   =       28.866]"
+        );
+        assert_eq!(
+            lines[lines.len() - 2],
+            "#[Max     =      100.031, Total count    =          100]"
+        );
+        assert!(lines[lines.len() - 1].ends_with("SubBuckets     =         2048]"));
+    }
+
+    #[test]
+    fn hlog_round_trips_through_the_reader() {
+        let h = histogram_of(&point(vec![1000, 2000, 3000]));
+        let bytes = hlog(&h, "test", Duration::from_micros(6)).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("#[Histogram log format version 1.3]"));
+        assert!(text.contains("\"StartTimestamp\",\"Interval_Length\""));
+        let intervals: Vec<_> = IntervalLogIterator::new(&bytes)
+            .filter_map(|e| match e.unwrap() {
+                LogEntry::Interval(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(intervals.len(), 1);
+        assert!(intervals[0].encoded_histogram().starts_with("HISTF"));
+        assert!((intervals[0].max() - 1500.0).abs() < 2.0);
+    }
+}

@@ -1,0 +1,200 @@
+//! Turns the command line into a validated plan. Every refusal is one line that says what was
+//! wrong and what is valid; the caller exits with status 2 before anything runs or is written.
+
+use std::path::PathBuf;
+
+use bench_core::size::{format_size, parse_size};
+use bench_core::tunables::{Registry, Settings, Source};
+use suites::{RunOptions, Suite, MAX_MESSAGE_SIZE};
+use transports::fabric::{self, FabricDef};
+
+use crate::cli::RunArgs;
+
+/// A refusal of the user's input (exit status 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+pub struct FabricPlan {
+    pub def: &'static FabricDef,
+    pub settings: Settings,
+}
+
+pub struct Plan {
+    pub suites: Vec<&'static dyn Suite>,
+    pub fabrics: Vec<FabricPlan>,
+    pub ranks: usize,
+    pub opts: RunOptions,
+    pub out: PathBuf,
+}
+
+const MAX_WINDOW: u64 = 1024;
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
+    let suites = args
+        .suites
+        .iter()
+        .map(|name| {
+            suites::find(name).ok_or_else(|| {
+                usage(format!(
+                    "unknown suite '{name}'; valid suites: {}",
+                    suites::names().join(", ")
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for s in &suites {
+        if !s.ranks().allows(args.ranks) {
+            return Err(usage(format!(
+                "{} needs {}, got -n {}",
+                s.name(),
+                s.ranks().describe(),
+                args.ranks
+            )));
+        }
+    }
+    let opts = options(args)?;
+    let registry = fabric::registry(&[]);
+    let profile = match &args.profile {
+        None => None,
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("cannot read profile {}: {e}", p.display())))?,
+        ),
+    };
+    let mut fabrics = Vec::new();
+    for name in args.fabric.split(',').map(str::trim) {
+        let def = fabric::find(name).ok_or_else(|| {
+            usage(format!(
+                "unknown fabric '{name}'; valid fabrics: {} (see `fabbench list fabrics`)",
+                fabric::names().join(", ")
+            ))
+        })?;
+        if fabrics.iter().any(|f: &FabricPlan| f.def.name == name) {
+            return Err(usage(format!(
+                "fabric '{name}' is listed twice in --fabric"
+            )));
+        }
+        fabric::check_usable(def).map_err(|e| usage(e.to_string()))?;
+        let settings = settings_for(&registry, def, profile.as_deref(), args)?;
+        fabrics.push(FabricPlan { def, settings });
+    }
+    Ok(Plan {
+        suites,
+        fabrics,
+        ranks: args.ranks,
+        opts,
+        out: args.out.clone(),
+    })
+}
+
+/// Registry defaults, then the fabric's defaults, then the profile, then --set.
+fn settings_for(
+    registry: &Registry,
+    def: &FabricDef,
+    profile: Option<&str>,
+    args: &RunArgs,
+) -> Result<Settings, UsageError> {
+    let mut s = registry.defaults();
+    for (k, v) in def.defaults {
+        s.set(registry, k, v, Source::Fabric)
+            .map_err(|e| usage(e.to_string()))?;
+    }
+    if let Some(text) = profile {
+        s.apply_profile(registry, text).map_err(|e| {
+            usage(format!(
+                "profile {}: {e}",
+                args.profile.as_ref().expect("profile given").display()
+            ))
+        })?;
+    }
+    for a in &args.set {
+        s.set_assignment(registry, a, Source::Cli)
+            .map_err(|e| usage(format!("--set: {e}")))?;
+    }
+    Ok(s)
+}
+
+fn options(args: &RunArgs) -> Result<RunOptions, UsageError> {
+    let (min_size, max_size) = match &args.message_size {
+        None => (None, None),
+        Some(m) => message_sizes(m)?,
+    };
+    if args.iterations == Some(0) {
+        return Err(usage("-i 0: iterations must be at least 1"));
+    }
+    if let Some(w) = args.window.filter(|w| !(1..=MAX_WINDOW).contains(w)) {
+        return Err(usage(format!(
+            "-W {w}: the window must be 1 to {MAX_WINDOW}"
+        )));
+    }
+    Ok(RunOptions {
+        min_size,
+        max_size,
+        iterations: args.iterations,
+        warmup: args.warmup,
+        window: args.window,
+        validate: args.validation,
+        tail: args.tail_lat,
+    })
+}
+
+/// OSU's `-m [MIN:]MAX` (and `MIN:`), with sizes such as 4K accepted.
+pub fn message_sizes(text: &str) -> Result<(Option<u64>, Option<u64>), UsageError> {
+    let limit = format_size(MAX_MESSAGE_SIZE);
+    let valid = format!("use -m [MIN:]MAX or -m MIN: with MIN <= MAX <= {limit}");
+    let one = |part: &str| -> Result<u64, UsageError> {
+        let v = parse_size(part).map_err(|e| usage(format!("-m {text}: {e}")))?;
+        if v > MAX_MESSAGE_SIZE {
+            return Err(usage(format!(
+                "-m {text}: {} exceeds the largest message size, {limit}; {valid}",
+                format_size(v)
+            )));
+        }
+        Ok(v)
+    };
+    let (min, max) = match text.split_once(':') {
+        None => (None, Some(one(text)?)),
+        Some((a, "")) => (Some(one(a)?), None),
+        Some(("", b)) => (None, Some(one(b)?)),
+        Some((a, b)) => (Some(one(a)?), Some(one(b)?)),
+    };
+    if let (Some(a), Some(b)) = (min, max) {
+        if a > b {
+            return Err(usage(format!(
+                "-m {text}: MIN ({a}) is larger than MAX ({b}); {valid}"
+            )));
+        }
+    }
+    Ok((min, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_size_forms() {
+        assert_eq!(message_sizes("128"), Ok((None, Some(128))));
+        assert_eq!(message_sizes("2:128"), Ok((Some(2), Some(128))));
+        assert_eq!(message_sizes("2:"), Ok((Some(2), None)));
+        assert_eq!(message_sizes("4K:1M"), Ok((Some(4096), Some(1 << 20))));
+    }
+
+    #[test]
+    fn message_size_errors_say_what_is_valid() {
+        let e = message_sizes("8:4").unwrap_err().0;
+        assert!(
+            e.contains("MIN (8) is larger than MAX (4)") && e.contains("[MIN:]MAX"),
+            "{e}"
+        );
+        let e = message_sizes("1:abc").unwrap_err().0;
+        assert!(e.contains("'abc' is not a size"), "{e}");
+        let e = message_sizes("2G").unwrap_err().0;
+        assert!(e.contains("exceeds the largest message size, 1GiB"), "{e}");
+        assert!(message_sizes(":").is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! Bad input: one line on stderr saying what is wrong and what is valid, exit status 2,
+//! nothing on stdout and nothing written.
+
+mod common;
+
+use common::*;
+
+fn refused(args: &[&str], expect: &str) {
+    let out_dir = scratch("bad");
+    let mut full: Vec<&str> = args.to_vec();
+    let out_arg = out_dir.join("results");
+    let out_str = out_arg.to_str().unwrap().to_string();
+    if args[0] == "run" && !args.contains(&"--out") {
+        full.extend(["--out", &out_str]);
+    }
+    let out = raw(&full);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    assert!(
+        stderr.contains(expect),
+        "{args:?}: {stderr} lacks {expect:?}"
+    );
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    assert!(!out_arg.exists(), "{args:?} wrote {}", out_arg.display());
+}
+
+#[test]
+fn unknown_suite_fabric_and_tunable() {
+    refused(
+        &["run", "osu_nope"],
+        "valid suites: osu_latency, osu_bw, osu_bibw",
+    );
+    refused(
+        &["run", "osu_bw", "--fabric", "infiniband"],
+        "valid fabrics: shm",
+    );
+    refused(
+        &["run", "osu_bw", "--set", "eagr_limit=1K"],
+        "did you mean 'eager_limit'",
+    );
+    refused(&["run", "osu_bw", "--set", "rx_thread=maybe"], "on or off");
+    refused(&["run", "osu_bw", "--set", "noequals"], "NAME=VALUE");
+}
+
+#[test]
+fn bad_message_sizes() {
+    refused(
+        &["run", "osu_bw", "-m", "8:4"],
+        "MIN (8) is larger than MAX (4)",
+    );
+    refused(&["run", "osu_bw", "-m", "1:abc"], "'abc' is not a size");
+    refused(
+        &["run", "osu_bw", "-m", "2G"],
+        "exceeds the largest message size, 1GiB",
+    );
+    refused(
+        &["run", "osu_bw", "-m", "4G:8G"],
+        "exceeds the largest message size",
+    );
+}
+
+#[test]
+fn wrong_rank_counts_and_options() {
+    refused(
+        &["run", "osu_latency", "-n", "1"],
+        "osu_latency needs exactly 2 ranks, got -n 1",
+    );
+    refused(&["run", "osu_bibw", "-n", "3"], "exactly 2 ranks");
+    refused(&["run", "osu_bw", "-W", "0"], "window must be 1 to 1024");
+    refused(
+        &["run", "osu_bw", "-i", "0"],
+        "iterations must be at least 1",
+    );
+    refused(
+        &["run", "osu_bw", "--bogus"],
+        "unexpected argument '--bogus'",
+    );
+    refused(&["list", "everything"], "use fabrics, suites or tunables");
+}
+
+#[test]
+fn unwritable_out_is_refused_before_anything_runs() {
+    let file = scratch("notadir").join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let under_file = file.join("results");
+    refused(
+        &["run", "osu_bw", "--out", under_file.to_str().unwrap()],
+        "cannot write results to",
+    );
+    refused(
+        &["run", "osu_bw", "--out", "/proc/fabbench"],
+        "pass --out DIR",
+    );
+}
+
+#[test]
+fn bad_profile_files() {
+    let dir = scratch("profile");
+    let p = dir.join("p.toml");
+    std::fs::write(&p, "eager_limit = \"lots\"\n").unwrap();
+    refused(
+        &["run", "osu_bw", "--profile", p.to_str().unwrap()],
+        "eager_limit=lots: expected a size",
+    );
+    refused(
+        &["run", "osu_bw", "--profile", "/nonexistent.toml"],
+        "cannot read profile",
+    );
+}

@@ -1,0 +1,402 @@
+//! Comm: what a suite talks to (rsmpi's communicator).
+//!
+//! It wraps a [`Transport`] with safe blocking and nonblocking point-to-point calls whose
+//! [`Request`]s borrow their buffers until completion, collectives built on point-to-point in
+//! their own context (barrier by dissemination, binomial-tree broadcast and reduce, allreduce),
+//! and `now()`, the only clock a suite may read. Reduction values travel little-endian,
+//! encoded explicitly, so ranks of different byte order agree.
+
+use std::marker::PhantomData;
+
+use crate::error::Result;
+use crate::transport::{Context, Counters, ReqId, Status, Tag, Transport};
+
+/// A pending operation. Its buffer stays borrowed until it completes; dropping an incomplete
+/// request waits for it (bounded by the transport's timeout) so the buffer is never freed
+/// while the transport may still touch it.
+#[must_use = "a request must be waited on"]
+pub struct Request<'a> {
+    comm: &'a Comm,
+    id: ReqId,
+    done: bool,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl Request<'_> {
+    pub fn wait(mut self) -> Result<Status> {
+        self.done = true;
+        self.comm.t.wait(self.id)
+    }
+
+    pub fn test(&mut self) -> Result<Option<Status>> {
+        if self.done {
+            return Ok(Some(Status::default()));
+        }
+        let r = self.comm.t.test(self.id)?;
+        self.done = r.is_some();
+        Ok(r)
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Err(e) = self.comm.t.wait(self.id) {
+                tracing::error!("a dropped request failed: {e}");
+            }
+        }
+    }
+}
+
+/// Reduction operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+/// A value collectives can reduce: fixed size, explicit little-endian encoding.
+pub trait Element: Copy + Default {
+    const SIZE: usize;
+    fn put(self, out: &mut [u8]);
+    fn take(bytes: &[u8]) -> Self;
+    fn combine(a: Self, b: Self, op: ReduceOp) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty) => {
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            fn take(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(bytes.try_into().expect("element size"))
+            }
+            fn combine(a: Self, b: Self, op: ReduceOp) -> Self {
+                match op {
+                    ReduceOp::Sum => a + b,
+                    ReduceOp::Max => {
+                        if b > a {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                    ReduceOp::Min => {
+                        if b < a {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+element!(f64);
+element!(f32);
+element!(u64);
+element!(i64);
+element!(u32);
+element!(i32);
+
+const TAG_BARRIER: Tag = 1 << 20;
+const TAG_BCAST: Tag = 2 << 20;
+const TAG_REDUCE: Tag = 3 << 20;
+
+fn encode<T: Element>(values: &[T]) -> Vec<u8> {
+    let mut out = vec![0u8; values.len() * T::SIZE];
+    for (v, chunk) in values.iter().zip(out.chunks_exact_mut(T::SIZE)) {
+        v.put(chunk);
+    }
+    out
+}
+
+fn decode_into<T: Element>(bytes: &[u8], out: &mut [T]) {
+    for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
+        *o = T::take(chunk);
+    }
+}
+
+/// A communicator over all ranks of a job.
+pub struct Comm {
+    t: Box<dyn Transport>,
+}
+
+impl Comm {
+    pub fn new(t: Box<dyn Transport>) -> Comm {
+        Comm { t }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.t.rank()
+    }
+
+    pub fn size(&self) -> usize {
+        self.t.size()
+    }
+
+    /// Nanoseconds on this rank's clock (virtual on emulated fabrics): the only clock a suite
+    /// may read.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.t.now()
+    }
+
+    pub fn virtual_time(&self) -> bool {
+        self.t.virtual_time()
+    }
+
+    /// Names what the rank is doing; it appears in every error and in the launcher's report.
+    pub fn set_stage(&self, stage: &str) {
+        self.t.set_stage(stage)
+    }
+
+    pub fn counters(&self) -> Counters {
+        self.t.counters()
+    }
+
+    pub fn describe(&self) -> Vec<(String, String)> {
+        self.t.describe()
+    }
+
+    pub fn transport(&self) -> &dyn Transport {
+        self.t.as_ref()
+    }
+
+    pub fn send(&self, buf: &[u8], dst: usize, tag: Tag) -> Result<()> {
+        // SAFETY: `buf` is borrowed for the whole (blocking) call.
+        unsafe {
+            self.t
+                .send(buf.as_ptr(), buf.len(), dst, tag, Context::PointToPoint)
+        }
+    }
+
+    pub fn recv(&self, buf: &mut [u8], src: usize, tag: Tag) -> Result<Status> {
+        // SAFETY: `buf` is exclusively borrowed for the whole (blocking) call.
+        unsafe {
+            self.t.recv(
+                buf.as_mut_ptr(),
+                buf.len(),
+                Some(src),
+                Some(tag),
+                Context::PointToPoint,
+            )
+        }
+    }
+
+    /// A receive from any source and/or with any tag (`None` = any).
+    pub fn recv_any(&self, buf: &mut [u8], src: Option<usize>, tag: Option<Tag>) -> Result<Status> {
+        // SAFETY: `buf` is exclusively borrowed for the whole (blocking) call.
+        unsafe {
+            self.t
+                .recv(buf.as_mut_ptr(), buf.len(), src, tag, Context::PointToPoint)
+        }
+    }
+
+    pub fn isend<'a>(&'a self, buf: &'a [u8], dst: usize, tag: Tag) -> Result<Request<'a>> {
+        self.isend_ctx(buf, dst, tag, Context::PointToPoint)
+    }
+
+    pub fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: Tag) -> Result<Request<'a>> {
+        self.irecv_ctx(buf, src, tag, Context::PointToPoint)
+    }
+
+    /// Posts `count` receives that all land in `buf`, as OSU's bandwidth tests do (every
+    /// message of a window carries the same bytes, so what `buf` holds afterwards is defined).
+    /// The transport serialises the writes, so they never overlap in time.
+    pub fn irecv_window<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+        count: usize,
+        src: usize,
+        tag: Tag,
+    ) -> Result<Vec<Request<'a>>> {
+        let ptr = buf.as_mut_ptr();
+        let len = buf.len();
+        let mut reqs = Vec::with_capacity(count);
+        for _ in 0..count {
+            // SAFETY: `buf` stays exclusively borrowed by the returned requests.
+            let id = unsafe {
+                self.t
+                    .irecv(ptr, len, Some(src), Some(tag), Context::PointToPoint)?
+            };
+            reqs.push(self.request(id));
+        }
+        Ok(reqs)
+    }
+
+    fn request(&self, id: ReqId) -> Request<'_> {
+        Request {
+            comm: self,
+            id,
+            done: id == ReqId::DONE,
+            _buf: PhantomData,
+        }
+    }
+
+    fn isend_ctx<'a>(
+        &'a self,
+        buf: &'a [u8],
+        dst: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<Request<'a>> {
+        // SAFETY: `buf` is borrowed by the returned request until it completes.
+        let id = unsafe { self.t.isend(buf.as_ptr(), buf.len(), dst, tag, ctx)? };
+        Ok(self.request(id))
+    }
+
+    fn irecv_ctx<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+        src: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<Request<'a>> {
+        // SAFETY: `buf` is exclusively borrowed by the returned request until it completes.
+        let id = unsafe {
+            self.t
+                .irecv(buf.as_mut_ptr(), buf.len(), Some(src), Some(tag), ctx)?
+        };
+        Ok(self.request(id))
+    }
+
+    /// Waits for every request; statuses in order.
+    pub fn waitall(&self, reqs: &mut Vec<Request<'_>>) -> Result<Vec<Status>> {
+        let ids: Vec<ReqId> = reqs.iter().map(|r| r.id).collect();
+        let mut st = vec![Status::default(); ids.len()];
+        // Mark them done first: on error the transport is failed anyway, and dropping them must
+        // not wait a second time.
+        reqs.iter_mut().for_each(|r| r.done = true);
+        reqs.clear();
+        self.t.waitall(&ids, &mut st)?;
+        Ok(st)
+    }
+
+    /// Returns once every rank has entered the barrier (dissemination algorithm).
+    pub fn barrier(&self) -> Result<()> {
+        let n = self.size();
+        let r = self.rank();
+        let mut dist = 1;
+        let mut round = 0;
+        while dist < n {
+            let to = (r + dist) % n;
+            let from = (r + n - dist) % n;
+            let s = self.isend_ctx(&[], to, TAG_BARRIER + round, Context::Collective)?;
+            self.irecv_ctx(&mut [], from, TAG_BARRIER + round, Context::Collective)?
+                .wait()?;
+            s.wait()?;
+            dist *= 2;
+            round += 1;
+        }
+        Ok(())
+    }
+
+    /// Broadcasts `buf` from `root` to every rank (binomial tree).
+    pub fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        let n = self.size();
+        let vr = (self.rank() + n - root) % n;
+        let mut mask = 1;
+        while mask < n {
+            if vr & mask != 0 {
+                let from = (vr - mask + root) % n;
+                self.irecv_ctx(buf, from, TAG_BCAST, Context::Collective)?
+                    .wait()?;
+                break;
+            }
+            mask <<= 1;
+        }
+        mask >>= 1;
+        while mask > 0 {
+            if vr + mask < n {
+                let to = (vr + mask + root) % n;
+                self.isend_ctx(buf, to, TAG_BCAST, Context::Collective)?
+                    .wait()?;
+            }
+            mask >>= 1;
+        }
+        Ok(())
+    }
+
+    /// Reduces `send` element-wise into `recv` on `root` (binomial tree). `recv` is only
+    /// written on the root.
+    pub fn reduce<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<()> {
+        let n = self.size();
+        let vr = (self.rank() + n - root) % n;
+        let mut acc: Vec<T> = send.to_vec();
+        let mut incoming = vec![0u8; send.len() * T::SIZE];
+        let mut tmp = vec![T::default(); send.len()];
+        let mut mask = 1;
+        while mask < n {
+            if vr & mask == 0 {
+                let child = vr | mask;
+                if child < n {
+                    let from = (child + root) % n;
+                    self.irecv_ctx(&mut incoming, from, TAG_REDUCE, Context::Collective)?
+                        .wait()?;
+                    decode_into(&incoming, &mut tmp);
+                    for (a, b) in acc.iter_mut().zip(&tmp) {
+                        *a = T::combine(*a, *b, op);
+                    }
+                }
+            } else {
+                let to = ((vr & !mask) + root) % n;
+                let bytes = encode(&acc);
+                self.isend_ctx(&bytes, to, TAG_REDUCE, Context::Collective)?
+                    .wait()?;
+                return Ok(());
+            }
+            mask <<= 1;
+        }
+        recv[..acc.len()].copy_from_slice(&acc);
+        Ok(())
+    }
+
+    /// Reduces `send` element-wise and gives every rank the result in `recv`.
+    pub fn allreduce<T: Element>(&self, send: &[T], recv: &mut [T], op: ReduceOp) -> Result<()> {
+        assert_eq!(send.len(), recv.len(), "allreduce buffers differ in length");
+        self.reduce(send, recv, op, 0)?;
+        let mut bytes = if self.rank() == 0 {
+            encode(recv)
+        } else {
+            vec![0u8; recv.len() * T::SIZE]
+        };
+        self.bcast(&mut bytes, 0)?;
+        decode_into(&bytes, recv);
+        Ok(())
+    }
+
+    /// Ends the job's communication: a barrier (no peer still reads this rank's memory), then
+    /// the transport is shut down.
+    pub fn finish(self) -> Result<()> {
+        self.barrier()?;
+        self.t.shutdown()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_encode_little_endian_and_combine() {
+        let b = encode(&[1u32, 0x0102_0304]);
+        assert_eq!(b, vec![1, 0, 0, 0, 4, 3, 2, 1]);
+        let mut back = [0u32; 2];
+        decode_into(&b, &mut back);
+        assert_eq!(back, [1, 0x0102_0304]);
+        assert_eq!(f64::combine(1.5, 2.0, ReduceOp::Sum), 3.5);
+        assert_eq!(i64::combine(-3, 2, ReduceOp::Max), 2);
+        assert_eq!(u64::combine(7, 2, ReduceOp::Min), 2);
+    }
+}

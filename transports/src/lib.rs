@@ -1,0 +1,20 @@
+//! transports is fabbench's communication stack, shaped like Open MPI's PML/BTL split.
+//!
+//! A [`wire::Wire`] moves frames between ranks (shared memory, TCP, emulated fabrics); the
+//! [`engine::Engine`] implements tag matching and the eager and rendezvous protocols once for
+//! every wire; a [`transport::Transport`] is what the engine (or an MPI library) offers; and
+//! [`comm::Comm`] gives suites blocking and nonblocking point-to-point calls, collectives and
+//! the only clock they may read. [`fabric`] is the registry that names each fabric, says
+//! whether it can run here, and builds its transport.
+
+pub mod engine;
+pub mod error;
+pub mod header;
+pub mod transport;
+pub mod wire;
+
+pub use error::{Result, TransportError};
+pub mod comm;
+pub mod fabric;
+pub mod shm;
+pub mod spin;

@@ -1,0 +1,458 @@
+//! The shm wire: ranks on one host exchange frames through per-pair rings in one shared
+//! segment, and read large buffers in place with CMA when that pays.
+//!
+//! Which protocol pays depends on the cache topology: copying through the rings wins when both
+//! ranks share a socket (the data stays in a shared cache; on this kind of VM it wins at every
+//! size, as ../shared/anchors.md shows), single copy wins across sockets. So the wire learns
+//! each rank's socket (sysfs `physical_package_id` of the CPU it is bound to) and, with
+//! `single_copy=auto`, prefers single copy only for a peer on another socket.
+
+pub mod cma;
+pub mod ring;
+pub mod segment;
+
+use std::time::Duration;
+
+use bench_core::bootstrap::Bootstrap;
+use bench_core::clock::{Clock, RealClock};
+use bench_core::tunables::{Def, Kind};
+
+use crate::error::{Result, TransportError};
+use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+use ring::{Consumer, Producer};
+use segment::{segment_path, Segment};
+
+/// The shm wire's tunables.
+pub const TUNABLES: &[Def] = &[Def {
+    name: "shm.ring_bytes",
+    kind: Kind::Size {
+        min: 64 << 10,
+        max: 1 << 30,
+    },
+    default: "1M",
+    help: "byte area of each shm ring (one per ordered rank pair); raised to hold 4 frames of eager_limit or frag_size",
+}];
+
+const MAGIC: u64 = u64::from_be_bytes(*b"FABBSHM1");
+const HEADER_BYTES: usize = 4096;
+/// Frames one poll takes from one peer before looking at the next (fairness).
+const POLL_BATCH: usize = 32;
+
+/// The registry line's target.
+pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+    name: "shm",
+    kind: crate::fabric::FabricKind::Native,
+    summary: "shared memory between processes on one host: per-pair rings, CMA single copy",
+    availability: crate::fabric::shm_availability,
+    tunables: TUNABLES,
+    defaults: &[],
+    connect: crate::fabric::connect_shm,
+};
+
+/// Shm wire settings, derived from the tunables.
+#[derive(Debug, Clone, Copy)]
+pub struct ShmConfig {
+    /// Byte area per ring.
+    pub data_cap: usize,
+    pub timeout: Duration,
+}
+
+impl ShmConfig {
+    /// A ring area of at least `ring_bytes` that holds four of the largest frames the engine
+    /// will send (eager messages or rendezvous fragments), rounded to 64 bytes.
+    pub fn new(ring_bytes: usize, eager_limit: usize, frag_size: usize, timeout: Duration) -> Self {
+        let largest = (eager_limit + crate::header::MAX_HEADER_LEN)
+            .max(frag_size + crate::header::MAX_HEADER_LEN);
+        let data_cap = ring_bytes.max(4 * largest).div_ceil(64) * 64;
+        ShmConfig { data_cap, timeout }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    pid: i32,
+    package: Option<u32>,
+}
+
+/// How single copy has fared, for the manifest.
+#[derive(Debug, Clone, PartialEq)]
+enum CmaState {
+    Unused,
+    Worked,
+    Refused(String),
+}
+
+pub struct ShmWire {
+    rank: usize,
+    size: usize,
+    _seg: Segment,
+    tx: Vec<Option<Producer>>,
+    rx: Vec<Option<Consumer>>,
+    peers: Vec<Peer>,
+    my_package: Option<u32>,
+    clock: RealClock,
+    data_cap: usize,
+    next_peer: usize,
+    cma: CmaState,
+}
+
+fn ring_index(src: usize, dst: usize, size: usize) -> usize {
+    src * (size - 1) + if dst < src { dst } else { dst - 1 }
+}
+
+impl ShmWire {
+    /// Sets up the job's segment through `boot`: rank 0 creates and later unlinks it, every
+    /// rank maps it, and all learn each other's pid and socket.
+    pub fn connect(boot: &dyn Bootstrap, cfg: ShmConfig) -> Result<ShmWire> {
+        let rank = boot.rank();
+        let size = boot.size();
+        let my_package = bench_core::machine::my_package();
+        boot.put(&format!("shm/{rank}/pid"), &std::process::id().to_string())?;
+        boot.put(
+            &format!("shm/{rank}/pkg"),
+            &my_package.map(|p| p.to_string()).unwrap_or_default(),
+        )?;
+        let rings = size * size.saturating_sub(1);
+        let ring_len = ring::ring_bytes(cfg.data_cap);
+        let total = HEADER_BYTES + rings * ring_len;
+        let path = segment_path(boot.job_id(), "shm");
+        let setup_err = |what: String| TransportError::Setup(format!("shm: {what}"));
+        let seg = if rank == 0 {
+            let seg = Segment::create(&path, total)
+                .map_err(|e| setup_err(format!("cannot create {}: {e}", path.display())))?;
+            // SAFETY: the header area is HEADER_BYTES long and freshly zeroed.
+            unsafe {
+                let h = seg.base() as *mut u64;
+                h.add(1).write(size as u64);
+                h.add(2).write(cfg.data_cap as u64);
+                h.write(MAGIC);
+            }
+            boot.put("shm/segment", &path.display().to_string())?;
+            seg
+        } else {
+            let p = boot.get("shm/segment", cfg.timeout)?;
+            let seg = Segment::open(std::path::Path::new(&p), total)
+                .map_err(|e| setup_err(format!("cannot map {p}: {e}")))?;
+            // SAFETY: the header was written by rank 0 before it published the path.
+            let (magic, n, cap) = unsafe {
+                let h = seg.base() as *const u64;
+                (h.read(), h.add(1).read(), h.add(2).read())
+            };
+            if magic != MAGIC || n != size as u64 || cap != cfg.data_cap as u64 {
+                return Err(setup_err(format!(
+                    "segment {p} was made for {n} ranks with {cap}-byte rings; this rank expects {size} and {}",
+                    cfg.data_cap
+                )));
+            }
+            seg
+        };
+        let fenced = boot.fence("shm/mapped", cfg.timeout);
+        if rank == 0 {
+            // Whatever happens next, the name must go: the mappings keep the memory alive.
+            let _ = seg.unlink();
+        }
+        fenced?;
+        let mut peers = Vec::with_capacity(size);
+        for r in 0..size {
+            let pid = boot.get(&format!("shm/{r}/pid"), cfg.timeout)?;
+            let pkg = boot.get(&format!("shm/{r}/pkg"), cfg.timeout)?;
+            peers.push(Peer {
+                pid: pid
+                    .parse()
+                    .map_err(|_| setup_err(format!("rank {r} published pid '{pid}'")))?,
+                package: pkg.parse().ok(),
+            });
+        }
+        let ring_base = |i: usize| {
+            // SAFETY: ring i lies inside the segment: HEADER_BYTES + i * ring_len + ring_len <= total.
+            unsafe { seg.base().add(HEADER_BYTES + i * ring_len) }
+        };
+        let mut tx = Vec::with_capacity(size);
+        let mut rx = Vec::with_capacity(size);
+        for p in 0..size {
+            if p == rank {
+                tx.push(None);
+                rx.push(None);
+                continue;
+            }
+            // SAFETY: each ring has exactly one producer (its src rank) and one consumer.
+            unsafe {
+                tx.push(Some(Producer::new(
+                    ring_base(ring_index(rank, p, size)),
+                    cfg.data_cap,
+                )));
+                rx.push(Some(Consumer::new(
+                    ring_base(ring_index(p, rank, size)),
+                    cfg.data_cap,
+                )));
+            }
+        }
+        Ok(ShmWire {
+            rank,
+            size,
+            _seg: seg,
+            tx,
+            rx,
+            peers,
+            my_package,
+            clock: RealClock::new(),
+            data_cap: cfg.data_cap,
+            next_peer: 0,
+            cma: CmaState::Unused,
+        })
+    }
+}
+
+impl Wire for ShmWire {
+    fn name(&self) -> &str {
+        "shm"
+    }
+
+    fn caps(&self) -> WireCaps {
+        WireCaps {
+            max_frame: ring::max_frame(self.data_cap),
+            single_copy: true,
+            virtual_time: false,
+            models_rx_thread: false,
+        }
+    }
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Real(self.clock)
+    }
+
+    fn peer_name(&self, peer: usize) -> String {
+        format!("rank {peer} (pid {})", self.peers[peer].pid)
+    }
+
+    #[inline]
+    fn try_send(
+        &mut self,
+        peer: usize,
+        _kind: FragKind,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<bool> {
+        let p = self.tx[peer]
+            .as_mut()
+            .ok_or_else(|| TransportError::Config(format!("no shm ring to rank {peer}")))?;
+        Ok(p.try_push(header, payload))
+    }
+
+    #[inline]
+    fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        let mut n = 0;
+        // Start at a different peer each call so no sender is starved.
+        let mut peer = self.next_peer;
+        for _ in 0..self.size {
+            if let Some(c) = self.rx[peer].as_mut() {
+                for _ in 0..POLL_BATCH {
+                    let Some(frame) = c.peek() else { break };
+                    let r = sink(peer, frame);
+                    c.release();
+                    r?;
+                    n += 1;
+                }
+            }
+            peer += 1;
+            if peer == self.size {
+                peer = 0;
+            }
+        }
+        self.next_peer = if self.next_peer + 1 == self.size {
+            0
+        } else {
+            self.next_peer + 1
+        };
+        Ok(n)
+    }
+
+    fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome> {
+        match cma::read(self.peers[peer].pid, remote_addr, local) {
+            Ok(cma::CmaRead::Done) => {
+                self.cma = CmaState::Worked;
+                Ok(GetOutcome::Done)
+            }
+            Ok(cma::CmaRead::Refused(e)) => {
+                self.cma = CmaState::Refused(e.desc().to_string());
+                Ok(GetOutcome::Refused)
+            }
+            Err(nix::errno::Errno::ESRCH) => Err(TransportError::PeerGone {
+                peer: self.peer_name(peer),
+                why: "process no longer exists".into(),
+                stage: String::new(),
+            }),
+            Err(e) => Err(TransportError::Protocol {
+                peer: self.peer_name(peer),
+                what: format!("single-copy read of {} bytes failed: {e}", local.len()),
+            }),
+        }
+    }
+
+    fn preferred_protocol(&self, peer: usize, _len: u64) -> Protocol {
+        match (self.my_package, self.peers[peer].package) {
+            (Some(a), Some(b)) if a != b => Protocol::SingleCopy,
+            _ => Protocol::Copy,
+        }
+    }
+
+    #[inline]
+    fn idle(&mut self, idle_rounds: u64) -> Result<()> {
+        // Spin while a reply is likely imminent; then give the core away each round so an
+        // oversubscribed node still makes progress.
+        if idle_rounds < 4096 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
+    fn check_peers(&mut self) -> Result<()> {
+        for (r, p) in self.peers.iter().enumerate() {
+            if r == self.rank {
+                continue;
+            }
+            // SAFETY: signal 0 only checks that the process exists.
+            if unsafe { libc::kill(p.pid, 0) } != 0
+                && nix::errno::Errno::last() == nix::errno::Errno::ESRCH
+            {
+                return Err(TransportError::PeerGone {
+                    peer: self.peer_name(r),
+                    why: "process exited".into(),
+                    stage: String::new(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let mech = match &self.cma {
+            CmaState::Unused => "none used (copy through rings)".to_string(),
+            CmaState::Worked => "cma (process_vm_readv)".to_string(),
+            CmaState::Refused(why) => format!("cma refused ({why}); copied instead"),
+        };
+        let pkgs: Vec<String> = self
+            .peers
+            .iter()
+            .map(|p| {
+                p.package
+                    .map(|x| x.to_string())
+                    .unwrap_or_else(|| "?".into())
+            })
+            .collect();
+        vec![
+            ("single_copy_mechanism".into(), mech),
+            ("shm_ring_bytes".into(), self.data_cap.to_string()),
+            ("rank_sockets".into(), pkgs.join(",")),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comm::{Comm, ReduceOp};
+    use crate::engine::{Engine, EngineConfig, SingleCopy};
+    use std::sync::Arc;
+    use std::thread;
+
+    fn with_comms(size: usize, single: SingleCopy, f: impl Fn(Comm) + Sync) {
+        let (boots, _events) = bench_core::bootstrap::local::group(size);
+        let cfg = EngineConfig {
+            eager_limit: 4096,
+            frag_size: 16384,
+            single_copy: single,
+            rx_thread: false,
+            timeout: Duration::from_secs(20),
+        };
+        let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout);
+        thread::scope(|s| {
+            for b in boots {
+                let f = &f;
+                s.spawn(move || {
+                    let b: Arc<dyn Bootstrap> = Arc::new(b);
+                    let wire = ShmWire::connect(b.as_ref(), scfg).unwrap();
+                    let comm = Comm::new(Box::new(Engine::new(Box::new(wire), cfg, None).unwrap()));
+                    f(comm);
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn ring_indices_cover_every_ordered_pair_once() {
+        for n in 2..6 {
+            let mut seen = vec![false; n * (n - 1)];
+            for s in 0..n {
+                for d in 0..n {
+                    if s != d {
+                        let i = ring_index(s, d, n);
+                        assert!(!seen[i]);
+                        seen[i] = true;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|x| *x));
+        }
+    }
+
+    #[test]
+    fn eager_and_rendezvous_messages_cross_between_four_ranks() {
+        for single in [SingleCopy::Off, SingleCopy::On] {
+            with_comms(4, single, |c| {
+                let me = c.rank();
+                for size in [0usize, 1, 100, 4096, 4097, 100_000, 1 << 20] {
+                    let to = (me + 1) % 4;
+                    let from = (me + 3) % 4;
+                    let out: Vec<u8> = (0..size).map(|i| (i * 7 + me) as u8).collect();
+                    let mut inb = vec![0u8; size];
+                    let s = c.isend(&out, to, 1).unwrap();
+                    c.recv(&mut inb, from, 1).unwrap();
+                    s.wait().unwrap();
+                    assert!(inb
+                        .iter()
+                        .enumerate()
+                        .all(|(i, b)| *b == (i * 7 + from) as u8));
+                }
+                c.finish().unwrap();
+            });
+        }
+    }
+
+    #[test]
+    fn collectives_agree_on_every_rank() {
+        with_comms(3, SingleCopy::Auto, |c| {
+            let me = c.rank();
+            c.barrier().unwrap();
+            let mut b = if me == 2 {
+                b"hello".to_vec()
+            } else {
+                vec![0; 5]
+            };
+            c.bcast(&mut b, 2).unwrap();
+            assert_eq!(b, b"hello");
+            let mut sum = [0f64; 2];
+            c.allreduce(&[me as f64, 1.0], &mut sum, ReduceOp::Sum)
+                .unwrap();
+            assert_eq!(sum, [3.0, 3.0]);
+            let mut max = [0u64];
+            c.allreduce(&[me as u64 * 10], &mut max, ReduceOp::Max)
+                .unwrap();
+            assert_eq!(max, [20]);
+            for _ in 0..10 {
+                c.barrier().unwrap();
+            }
+            c.finish().unwrap();
+        });
+    }
+}

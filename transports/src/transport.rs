@@ -1,0 +1,128 @@
+//! The Transport: nonblocking tagged point-to-point messaging (rsmpi's requests, MPI's
+//! semantics), implemented by the engine over a wire or directly by an MPI library.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// A message tag. User tags are non-negative.
+pub type Tag = i32;
+
+/// Separates collective traffic from user point-to-point traffic, as an MPI context id does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Context {
+    PointToPoint = 0,
+    Collective = 1,
+}
+
+/// What a completed receive got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Status {
+    pub source: usize,
+    pub tag: Tag,
+    pub len: usize,
+}
+
+/// A handle on a pending operation. `ReqId::DONE` is an operation that completed at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReqId(pub u64);
+
+impl ReqId {
+    pub const DONE: ReqId = ReqId(u64::MAX);
+}
+
+/// How often each protocol path ran: what the manifest records as "what was used".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Counters {
+    pub eager_sends: u64,
+    pub rendezvous_copy_sends: u64,
+    pub rendezvous_single_copy_sends: u64,
+    pub single_copy_fallbacks: u64,
+    pub unexpected_messages: u64,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    pub bytes_sent: u64,
+}
+
+pub trait Transport: Send + Sync {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Nanoseconds on this rank's clock: the only clock suites read.
+    fn now(&self) -> u64;
+    fn virtual_time(&self) -> bool;
+    /// Starts sending `len` bytes at `buf` to `dst`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the request completes.
+    unsafe fn isend(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dst: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<ReqId>;
+    /// Starts receiving up to `cap` bytes into `buf` from `src` (any if `None`) with `tag`
+    /// (any if `None`).
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must stay valid, and not be read or written by anyone else, until the
+    /// request completes.
+    unsafe fn irecv(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        src: Option<usize>,
+        tag: Option<Tag>,
+        ctx: Context,
+    ) -> Result<ReqId>;
+    /// `Some(status)` once `req` is complete (and then `req` is released).
+    fn test(&self, req: ReqId) -> Result<Option<Status>>;
+    /// Blocks until `req` completes, within the configured timeout.
+    fn wait(&self, req: ReqId) -> Result<Status>;
+    /// Blocks until every request completes; statuses in the same order.
+    fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()>;
+    /// A blocking send; transports may take a faster path than isend + wait.
+    ///
+    /// # Safety
+    /// As for [`Transport::isend`], for the duration of the call.
+    unsafe fn send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dst: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<()> {
+        let r = self.isend(buf, len, dst, tag, ctx)?;
+        self.wait(r).map(|_| ())
+    }
+    /// A blocking receive; transports may take a faster path than irecv + wait.
+    ///
+    /// # Safety
+    /// As for [`Transport::irecv`], for the duration of the call.
+    unsafe fn recv(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        src: Option<usize>,
+        tag: Option<Tag>,
+        ctx: Context,
+    ) -> Result<Status> {
+        let r = self.irecv(buf, cap, src, tag, ctx)?;
+        self.wait(r)
+    }
+    /// Moves pending operations forward without blocking.
+    fn progress(&self) -> Result<()>;
+    /// Names what this rank is doing, for error messages and the launcher's failure report.
+    fn set_stage(&self, stage: &str);
+    fn stage(&self) -> String;
+    fn counters(&self) -> Counters;
+    /// Facts about the fabric for the manifest ("single_copy_mechanism" = "cma", ...).
+    fn describe(&self) -> Vec<(String, String)>;
+    /// Releases the fabric's resources; further operations fail.
+    fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+}

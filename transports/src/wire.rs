@@ -1,0 +1,100 @@
+//! The Wire: what moves fragments between ranks (Open MPI's BTL).
+//!
+//! A wire knows nothing of tags, matching or protocols; it carries frames (an engine header
+//! followed by payload) to a peer in order, polls for incoming ones, and, when it can, reads a
+//! peer's memory in place (single copy). It tells the engine what it can do ([`WireCaps`]) and
+//! which protocol it prefers for a peer and size. Emulated wires also receive a [`FragKind`] with
+//! every frame, so their model can price each mechanism without decoding engine headers.
+
+use crate::error::Result;
+
+/// What a wire can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireCaps {
+    /// Largest frame (header and payload) one `try_send` accepts.
+    pub max_frame: usize,
+    /// The wire implements [`Wire::get`] (e.g. CMA `process_vm_readv`).
+    pub single_copy: bool,
+    /// Time is virtual: `now()` is the rank's modelled clock.
+    pub virtual_time: bool,
+    /// The wire's model executes the receive-thread mechanics itself; the engine must not
+    /// start a real progress thread (it would break virtual-time determinism).
+    pub models_rx_thread: bool,
+}
+
+/// The protocol a wire prefers for one rendezvous transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Pipelined fragments copied through the wire's buffers.
+    Copy,
+    /// The receiver reads the sender's buffer in place.
+    SingleCopy,
+}
+
+/// Which engine frame a `try_send` carries, with what an emulated wire needs to model it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FragKind {
+    /// A whole small message, header and payload.
+    Eager { len: u64 },
+    /// Request to send a large message (control).
+    Rts { len: u64 },
+    /// Clear to send: the receiver is ready for `len` bytes at `recv_addr`.
+    Cts { rndv: u64, len: u64, recv_addr: u64 },
+    /// One fragment of a large message.
+    Data {
+        rndv: u64,
+        offset: u64,
+        len: u64,
+        last: bool,
+        send_addr: u64,
+        recv_addr: u64,
+    },
+    /// The receiver finished reading the sender's buffer in place.
+    Fin,
+}
+
+/// The outcome of a single-copy read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GetOutcome {
+    Done,
+    /// The kernel refused (no ptrace permission, no CMA): fall back to copying.
+    Refused,
+}
+
+pub trait Wire: Send {
+    /// The fabric name, e.g. "shm".
+    fn name(&self) -> &str;
+    fn caps(&self) -> WireCaps;
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// The rank's clock (real or virtual); the engine reads it without taking its lock.
+    fn clock(&self) -> bench_core::clock::Clock;
+    /// How to name a peer in errors: "rank 1 (pid 4242)".
+    fn peer_name(&self, peer: usize) -> String;
+    /// Queues one frame (`header` then `payload`) to `peer`. `Ok(false)` means no room now:
+    /// the engine keeps the frame and retries after polling.
+    fn try_send(
+        &mut self,
+        peer: usize,
+        kind: FragKind,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<bool>;
+    /// Hands every frame that has arrived to `sink(peer, frame)`, in per-peer order, and returns
+    /// how many. A frame's bytes are only valid during the call.
+    fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize>;
+    /// Reads `local.len()` bytes of `peer`'s memory at `remote_addr` (single copy).
+    fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome>;
+    /// The protocol this wire advises for a rendezvous transfer of `len` bytes from `peer`
+    /// when the user left `single_copy` on auto.
+    fn preferred_protocol(&self, peer: usize, len: u64) -> Protocol;
+    /// Called when a progress pass found nothing to do, `idle_rounds` times in a row. Real wires
+    /// spin, then yield; emulated wires let virtual time move to the next arrival.
+    fn idle(&mut self, idle_rounds: u64) -> Result<()>;
+    /// Fails if a peer is known to be gone.
+    fn check_peers(&mut self) -> Result<()>;
+    /// The wire's own facts for the manifest (e.g. which single-copy mechanism worked).
+    fn describe(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}

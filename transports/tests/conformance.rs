@@ -1,0 +1,210 @@
+//! The conformance suite every fabric in the registry runs: the same messaging semantics,
+//! whatever moves the bytes. A fabric added to `FABRICS` is tested here without a new test.
+//! Fabrics whose ranks must be processes started by an MPI launcher are covered by their own
+//! end-to-end tests instead.
+
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use bench_core::bootstrap::{local, Bootstrap};
+use bench_core::tunables::Source;
+use transports::comm::{Comm, ReduceOp};
+use transports::fabric::{self, Availability, FabricContext, FabricDef, FabricKind};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Runs `body` on `n` thread-ranks of `def`, with `sets` applied to the tunables.
+fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
+    let registry = fabric::registry(&[]);
+    let mut settings = registry.defaults();
+    for (k, v) in def.defaults {
+        settings.set(&registry, k, v, Source::Fabric).unwrap();
+    }
+    for (k, v) in sets {
+        settings.set(&registry, k, v, Source::Cli).unwrap();
+    }
+    settings
+        .set(&registry, "bind", "none", Source::Cli)
+        .unwrap();
+    let (boots, _events) = local::group(n);
+    thread::scope(|s| {
+        for b in boots {
+            let settings = &settings;
+            let body = &body;
+            s.spawn(move || {
+                let boot: Arc<dyn Bootstrap> = Arc::new(b);
+                let ctx = FabricContext { boot, settings };
+                let t = (def.connect)(&ctx)
+                    .unwrap_or_else(|e| panic!("{}: connect failed: {e}", def.name));
+                let comm = Comm::new(t);
+                body(&comm);
+                comm.finish().unwrap();
+            });
+        }
+    });
+}
+
+fn testable() -> Vec<&'static FabricDef> {
+    fabric::FABRICS
+        .iter()
+        .filter(|f| f.kind != FabricKind::Mpi)
+        .filter(|f| match (f.availability)() {
+            Availability::Usable => true,
+            Availability::Unusable(why) => {
+                eprintln!("conformance: skipping {} ({why})", f.name);
+                false
+            }
+        })
+        .collect()
+}
+
+fn pattern(len: usize, seed: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 131 + seed * 7 + 1) as u8).collect()
+}
+
+#[test]
+fn at_least_the_shm_fabric_is_tested() {
+    assert!(testable().iter().any(|f| f.name == "shm"));
+}
+
+#[test]
+fn messages_of_every_size_arrive_intact_eager_and_rendezvous() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        for eager in ["0", "4K", "64K"] {
+            on_fabric(def, 2, &[("eager_limit", eager)], |c| {
+                let peer = 1 - c.rank();
+                for size in [0usize, 1, 7, 4096, 4097, 65536, 65537, 1 << 20] {
+                    let out = pattern(size, c.rank());
+                    let mut inb = vec![0u8; size];
+                    let s = c.isend(&out, peer, 3).unwrap();
+                    let st = c.recv(&mut inb, peer, 3).unwrap();
+                    s.wait().unwrap();
+                    assert_eq!(st.len, size, "{} eager={eager} size {size}", def.name);
+                    assert!(
+                        inb == pattern(size, peer),
+                        "{} eager={eager} size {size}",
+                        def.name
+                    );
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn order_tags_and_wildcards() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        on_fabric(def, 3, &[("eager_limit", "1K")], |c| {
+            if c.rank() > 0 {
+                // same tag: in order; sizes cross the eager limit mid-stream. Nonblocking:
+                // a rendezvous send may wait for its receive, which comes after tag 2's.
+                let msgs: Vec<Vec<u8>> = [10usize, 5000, 20, 9000]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, size)| pattern(*size, i))
+                    .collect();
+                let mut reqs: Vec<_> = msgs.iter().map(|m| c.isend(m, 0, 1).unwrap()).collect();
+                reqs.push(c.isend(b"late tag 2", 0, 2).unwrap());
+                c.waitall(&mut reqs).unwrap();
+            } else {
+                let mut big = vec![0u8; 10_000];
+                // tag 2 first although it was sent last
+                for _ in 0..2 {
+                    let st = c.recv_any(&mut big, None, Some(2)).unwrap();
+                    assert_eq!(&big[..st.len], b"late tag 2", "{}", def.name);
+                }
+                for src in 1..3 {
+                    for (i, size) in [10usize, 5000, 20, 9000].iter().enumerate() {
+                        let st = c.recv(&mut big, src, 1).unwrap();
+                        assert_eq!(st.len, *size);
+                        assert!(
+                            big[..st.len] == pattern(*size, i),
+                            "{} from {src}",
+                            def.name
+                        );
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn windows_of_nonblocking_messages_complete() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        on_fabric(def, 2, &[], |c| {
+            for size in [8usize, 100_000] {
+                let msg = pattern(size, 9);
+                if c.rank() == 0 {
+                    let mut reqs: Vec<_> = (0..64).map(|_| c.isend(&msg, 1, 5).unwrap()).collect();
+                    c.waitall(&mut reqs).unwrap();
+                } else {
+                    let mut buf = vec![0u8; size];
+                    let mut reqs = c.irecv_window(&mut buf, 64, 0, 5).unwrap();
+                    let st = c.waitall(&mut reqs).unwrap();
+                    drop(reqs);
+                    assert!(st.iter().all(|s| s.len == size));
+                    assert!(buf == msg, "{} size {size}", def.name);
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn collectives_agree() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        for n in [2usize, 3, 4] {
+            on_fabric(def, n, &[], |c| {
+                c.barrier().unwrap();
+                let mut b = vec![0u8; 3000];
+                if c.rank() == n - 1 {
+                    b = pattern(3000, 1);
+                }
+                c.bcast(&mut b, n - 1).unwrap();
+                assert!(b == pattern(3000, 1), "{} bcast", def.name);
+                let mut sum = [0f64; 3];
+                c.allreduce(&[1.0, c.rank() as f64, 0.5], &mut sum, ReduceOp::Sum)
+                    .unwrap();
+                let expect = (n * (n - 1) / 2) as f64;
+                assert_eq!(
+                    sum,
+                    [n as f64, expect, n as f64 / 2.0],
+                    "{} n={n}",
+                    def.name
+                );
+                let mut mn = [0i64];
+                c.allreduce(&[10 - c.rank() as i64], &mut mn, ReduceOp::Min)
+                    .unwrap();
+                assert_eq!(mn, [10 - (n as i64 - 1)]);
+            });
+        }
+    }
+}
+
+#[test]
+fn the_clock_advances() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        on_fabric(def, 2, &[], |c| {
+            let a = c.now();
+            let mut buf = [0u8; 8];
+            if c.rank() == 0 {
+                c.send(&buf, 1, 0).unwrap();
+                c.recv(&mut buf, 1, 0).unwrap();
+                assert!(
+                    c.now() > a,
+                    "{}: no time passed over a round trip",
+                    def.name
+                );
+            } else {
+                c.recv(&mut buf, 0, 0).unwrap();
+                c.send(&buf, 0, 0).unwrap();
+            }
+        });
+    }
+}
