@@ -55,13 +55,16 @@ fn same_thread(c: &mut Criterion) {
             b.recv(&mut rbuf, 0, 1).unwrap();
         })
     });
-    c.bench_function("engine/8B posted irecv then send, one thread (general path)", |bch| {
-        bch.iter(|| {
-            let r = b.irecv(&mut rbuf, 0, 1).unwrap();
-            a.send(&sbuf, 1, 1).unwrap();
-            r.wait().unwrap();
-        })
-    });
+    c.bench_function(
+        "engine/8B posted irecv then send, one thread (general path)",
+        |bch| {
+            bch.iter(|| {
+                let r = b.irecv(&mut rbuf, 0, 1).unwrap();
+                a.send(&sbuf, 1, 1).unwrap();
+                r.wait().unwrap();
+            })
+        },
+    );
     c.bench_function("clock/now", |bch| bch.iter(|| a.now()));
 }
 
