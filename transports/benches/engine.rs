@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bench_core::bootstrap::{local, Bootstrap};
 use criterion::{criterion_group, criterion_main, Criterion};
 use transports::comm::Comm;
-use transports::engine::{Engine, EngineConfig, SingleCopy};
+use transports::engine::{Engine, EngineConfig, Schedule, SingleCopy};
 use transports::shm::ring::{ring_bytes, Consumer, Producer};
 use transports::shm::{ShmConfig, ShmWire};
 
@@ -19,6 +19,7 @@ fn cfg() -> EngineConfig {
         frag_size: 32768,
         single_copy: SingleCopy::Off,
         rx_thread: false,
+        schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(30),
     }
 }

@@ -45,6 +45,25 @@ impl SingleCopy {
     }
 }
 
+/// How fragments of concurrent rendezvous transfers are ordered (`rndv_schedule` tunable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// One fragment of each active transfer in turn.
+    RoundRobin,
+    /// Each transfer to the end before the next.
+    Fifo,
+}
+
+impl Schedule {
+    pub fn parse(text: &str) -> Option<Schedule> {
+        match text {
+            "round_robin" => Some(Schedule::RoundRobin),
+            "fifo" => Some(Schedule::Fifo),
+            _ => None,
+        }
+    }
+}
+
 /// The engine's protocol settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineConfig {
@@ -52,6 +71,7 @@ pub struct EngineConfig {
     pub frag_size: usize,
     pub single_copy: SingleCopy,
     pub rx_thread: bool,
+    pub schedule: Schedule,
     pub timeout: Duration,
 }
 
@@ -995,11 +1015,16 @@ impl Core {
         Ok(any)
     }
 
-    /// Sends DATA fragments of rendezvous transfers in FIFO order per peer.
+    /// Sends DATA fragments of active rendezvous transfers. Round robin gives each transfer one
+    /// fragment per turn (as MPI libraries interleave pending sends; with OSU's single window
+    /// buffer it keeps the same buffer region hot in cache for the whole window); FIFO finishes
+    /// one transfer before starting the next. A peer whose wire is full is skipped until the
+    /// next pass.
     fn stream(&mut self) -> Result<bool> {
         if self.st.streams.is_empty() {
             return Ok(false);
         }
+        let round_robin = self.st.cfg.schedule == Schedule::RoundRobin;
         let mut sent = 0usize;
         self.st.blocked_scratch.iter_mut().for_each(|b| *b = false);
         let frag = self
@@ -1008,7 +1033,15 @@ impl Core {
             .frag_size
             .min(self.st.max_frame - FrameType::Data.header_len());
         let mut i = 0;
-        while i < self.st.streams.len() && sent < SEND_BUDGET {
+        let mut moved = false;
+        while sent < SEND_BUDGET && !self.st.streams.is_empty() {
+            if i >= self.st.streams.len() {
+                if !moved {
+                    break;
+                }
+                i = 0;
+                moved = false;
+            }
             let idx = self.st.streams[i] as usize;
             let Op::Send(s) = &self.st.slots[idx].op else {
                 unreachable!("streams hold sends")
@@ -1050,6 +1083,7 @@ impl Core {
                 continue;
             }
             sent += 1;
+            moved = true;
             self.st.counters.frames_sent += 1;
             self.st.counters.bytes_sent += n as u64;
             let Op::Send(s) = &mut self.st.slots[idx].op else {
@@ -1069,6 +1103,9 @@ impl Core {
                     raddr,
                     offset: offset + n,
                 };
+                if round_robin {
+                    i += 1;
+                }
             }
         }
         Ok(sent > 0)
@@ -1352,12 +1389,12 @@ impl Transport for Engine {
 
     fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()> {
         assert_eq!(reqs.len(), statuses.len());
-        let mut pending: Vec<usize> = (0..reqs.len())
-            .filter(|&i| reqs[i] != ReqId::DONE)
-            .collect();
-        for i in 0..reqs.len() {
-            if reqs[i] == ReqId::DONE {
+        let mut pending: VecDeque<usize> = VecDeque::with_capacity(reqs.len());
+        for (i, r) in reqs.iter().enumerate() {
+            if *r == ReqId::DONE {
                 statuses[i] = Status::default();
+            } else {
+                pending.push_back(i);
             }
         }
         if pending.is_empty() {
@@ -1368,14 +1405,15 @@ impl Transport for Engine {
         self.block_on(
             core,
             |st| {
-                let mut k = 0;
-                while k < pending.len() {
-                    let i = pending[k];
-                    if let Some(s) = st.take_done(reqs[i])? {
-                        statuses[i] = s;
-                        pending.swap_remove(k);
-                    } else {
-                        k += 1;
+                // Requests of a window complete almost in order: release from the front and
+                // stop at the first pending one, so a pass costs O(1), not O(window).
+                while let Some(&i) = pending.front() {
+                    match st.take_done(reqs[i])? {
+                        Some(s) => {
+                            statuses[i] = s;
+                            pending.pop_front();
+                        }
+                        None => break,
                     }
                 }
                 Ok(pending.is_empty())

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bench_core::bootstrap::Bootstrap;
 use bench_core::tunables::{Def, Kind, Registry, Settings};
 
-use crate::engine::{Engine, EngineConfig, SingleCopy};
+use crate::engine::{Engine, EngineConfig, Schedule, SingleCopy};
 use crate::error::{Result, TransportError};
 use crate::shm::{ShmConfig, ShmWire};
 use crate::transport::Transport;
@@ -82,6 +82,12 @@ pub const ENGINE_TUNABLES: &[Def] = &[
         help: "a receive progress thread that advances transfers while the rank computes",
     },
     Def {
+        name: "rndv_schedule",
+        kind: Kind::Choice(&["round_robin", "fifo"]),
+        default: "round_robin",
+        help: "order of fragments of concurrent rendezvous sends: one of each in turn, or each to the end",
+    },
+    Def {
         name: "timeout",
         kind: Kind::Duration {
             min_ms: 100,
@@ -125,6 +131,7 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
         frag_size: s.size("frag_size") as usize,
         single_copy: SingleCopy::parse(s.text("single_copy")).expect("validated choice"),
         rx_thread: s.flag("rx_thread"),
+        schedule: Schedule::parse(s.text("rndv_schedule")).expect("validated choice"),
         timeout: s.duration("timeout"),
     }
 }

@@ -130,6 +130,7 @@ fn cfg(eager_limit: usize) -> EngineConfig {
         frag_size: 1000,
         single_copy: SingleCopy::Off,
         rx_thread: false,
+        schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(10),
     }
 }

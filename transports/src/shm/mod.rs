@@ -362,7 +362,7 @@ impl Wire for ShmWire {
 mod tests {
     use super::*;
     use crate::comm::{Comm, ReduceOp};
-    use crate::engine::{Engine, EngineConfig, SingleCopy};
+    use crate::engine::{Engine, EngineConfig, Schedule, SingleCopy};
     use std::sync::Arc;
     use std::thread;
 
@@ -373,6 +373,7 @@ mod tests {
             frag_size: 16384,
             single_copy: single,
             rx_thread: false,
+            schedule: Schedule::RoundRobin,
             timeout: Duration::from_secs(20),
         };
         let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout);
