@@ -26,7 +26,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one or more suites on one or more fabrics
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
     /// Internal: run as one rank of a job started by fabbench's launcher
@@ -66,6 +66,10 @@ pub struct RunArgs {
     /// A TOML profile of tunables (as `fabbench autotune` writes); --set wins over it
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+
+    /// A model card (TOML) overriding an emulated fabric's parameters; --set wins over it
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
 
     /// Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m
     #[arg(short = 'm', long = "message-size", value_name = "[MIN:]MAX")]

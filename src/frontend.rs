@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use bench_core::bootstrap::random_hex;
 use bench_core::bootstrap::tcp::Server;
+use bench_core::bootstrap::{random_hex, Bootstrap as _};
 use bench_core::launcher::{Job, LaunchError, Placement, RankCommand};
 use bench_core::machine::HostInfo;
 use bench_core::tunables::{Settings, Value};
@@ -54,6 +54,7 @@ pub fn run(args: RunArgs) -> i32 {
     for fp in &plan.fabrics {
         let outcome = match fp.def.kind {
             FabricKind::Native => run_native(fp, &plan, &mut printer),
+            FabricKind::Emulated => run_emulated(fp, &plan, &mut printer),
             other => Err(format!(
                 "fabric {} runs as {other:?}, which this build cannot launch",
                 fp.def.name
@@ -165,8 +166,14 @@ fn comment_line(suite: &str, fp: &FabricPlan, ranks: usize) -> String {
         .settings
         .iter()
         .filter(|(name, _, _)| {
-            (ENGINE_TUNABLES.iter().any(|d| d.name == *name) && *name != "timeout")
-                || name.starts_with(&prefix)
+            // Placement and single copy mean nothing to an emulated fabric.
+            let irrelevant = *name == "timeout"
+                || (fp.def.kind == FabricKind::Emulated
+                    && (*name == "bind" || *name == "single_copy"));
+            let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
+                && !irrelevant
+                && !fp.def.replaces.iter().any(|(e, _)| e == name);
+            engine || name.starts_with(&prefix)
         })
         .map(|(name, v, _)| format!("{name}={v}"))
         .collect();
@@ -278,6 +285,82 @@ impl Collector<'_> {
     }
 }
 
+fn job_spec(fp: &FabricPlan, plan: &Plan) -> JobSpec {
+    JobSpec {
+        suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
+        fabric: fp.def.name.to_string(),
+        opts: plan.opts.clone(),
+        settings: fp.settings.clone(),
+    }
+}
+
+/// An emulated fabric's ranks are threads of this process under the discrete-event
+/// scheduler; their events arrive on an in-process channel.
+fn run_emulated(
+    fp: &FabricPlan,
+    plan: &Plan,
+    printer: &mut Printer,
+) -> Result<(Vec<Series>, FabricRun), String> {
+    let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
+    let spec = std::sync::Arc::new(job_spec(fp, plan));
+    let mut collector = Collector {
+        fp,
+        ranks: plan.ranks,
+        cols: Columns {
+            tail: plan.opts.tail,
+            validation: plan.opts.validate,
+        },
+        series: Vec::new(),
+        done: vec![None; plan.ranks],
+        failures: BTreeMap::new(),
+        printer,
+    };
+    let mut threads = Vec::new();
+    for b in boots {
+        let spec = spec.clone();
+        let rank = b.rank();
+        let h = std::thread::Builder::new()
+            .name(format!("{}-rank{rank}", fp.def.name))
+            .spawn(move || {
+                let boot: std::sync::Arc<dyn bench_core::bootstrap::Bootstrap> =
+                    std::sync::Arc::new(b);
+                crate::rank::run_reporting(&spec, boot)
+            })
+            .map_err(|e| format!("cannot start rank threads: {e}"))?;
+        threads.push(h);
+    }
+    // Events flow until every rank thread has dropped its end of the channel.
+    loop {
+        if signals::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        match events.recv_timeout(Duration::from_millis(20)) {
+            Ok((rank, json)) => collector.on_event(rank, &json),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for (rank, h) in threads.into_iter().enumerate() {
+        if h.join().is_err() {
+            collector
+                .failures
+                .entry(rank)
+                .or_insert_with(|| ("unknown".into(), "the rank thread panicked".into()));
+        }
+    }
+    // The root cause, not the ranks that then found their peer gone.
+    let root = collector
+        .failures
+        .iter()
+        .find(|(_, (_, m))| !m.starts_with("deadlock"))
+        .or_else(|| collector.failures.iter().next());
+    if let Some((rank, (stage, msg))) = root {
+        return Err(format!("rank {rank} failed during stage '{stage}': {msg}"));
+    }
+    let fr = collector.fabric_run();
+    Ok((collector.series, fr))
+}
+
 fn run_native(
     fp: &FabricPlan,
     plan: &Plan,
@@ -286,12 +369,7 @@ fn run_native(
     let token = random_hex(16);
     let job_id = random_hex(6);
     let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
-    let spec = JobSpec {
-        suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
-        fabric: fp.def.name.to_string(),
-        opts: plan.opts.clone(),
-        settings: fp.settings.clone(),
-    };
+    let spec = job_spec(fp, plan);
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
     let cmd = RankCommand {

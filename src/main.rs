@@ -44,7 +44,7 @@ fn real_main() -> i32 {
     };
     init_logging(cli.verbose);
     match cli.command {
-        Command::Run(args) => frontend::run(args),
+        Command::Run(args) => frontend::run(*args),
         Command::List(args) => list::run(args),
         Command::Rank => rank::main(),
     }

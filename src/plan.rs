@@ -65,8 +65,48 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
                 .map_err(|e| usage(format!("cannot read profile {}: {e}", p.display())))?,
         ),
     };
+    let model = match &args.model {
+        None => None,
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("cannot read model card {}: {e}", p.display())))?;
+            let (fabric, values) = transports::emulated::card::overrides(&text)
+                .map_err(|e| usage(format!("{}: {e}", p.display())))?;
+            Some((fabric, values))
+        }
+    };
+    let requested: Vec<&str> = args.fabric.split(',').map(str::trim).collect();
+    let model_target = match &model {
+        None => None,
+        Some((Some(f), _)) => Some(f.clone()),
+        Some((None, _)) => {
+            let emulated: Vec<&str> = requested
+                .iter()
+                .copied()
+                .filter(|n| fabric::find(n).is_some_and(|d| d.kind == fabric::FabricKind::Emulated))
+                .collect();
+            match emulated.as_slice() {
+                [one] => Some(one.to_string()),
+                _ => {
+                    return Err(usage(format!(
+                        "--model {}: say which fabric the card is for (fabric = \"rapidio\"); the run has emulated fabrics {:?}",
+                        args.model.as_ref().expect("model given").display(),
+                        emulated
+                    )))
+                }
+            }
+        }
+    };
+    if let Some(t) = &model_target {
+        if !requested.contains(&t.as_str()) {
+            return Err(usage(format!(
+                "--model is for fabric {t}, which this run does not use (--fabric {})",
+                args.fabric
+            )));
+        }
+    }
     let mut fabrics = Vec::new();
-    for name in args.fabric.split(',').map(str::trim) {
+    for name in requested {
         let def = fabric::find(name).ok_or_else(|| {
             usage(format!(
                 "unknown fabric '{name}'; valid fabrics: {} (see `fabbench list fabrics`)",
@@ -79,7 +119,11 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
             )));
         }
         fabric::check_usable(def).map_err(|e| usage(e.to_string()))?;
-        let settings = settings_for(&registry, def, profile.as_deref(), args)?;
+        let card = match (&model, &model_target) {
+            (Some((_, values)), Some(t)) if t == name => Some(values.as_slice()),
+            _ => None,
+        };
+        let settings = settings_for(&registry, def, profile.as_deref(), card, args)?;
         fabrics.push(FabricPlan { def, settings });
     }
     Ok(Plan {
@@ -91,11 +135,13 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
     })
 }
 
-/// Registry defaults, then the fabric's defaults, then the profile, then --set.
+/// Registry defaults, then the fabric's defaults, then the profile, then the model card, then
+/// --set.
 fn settings_for(
     registry: &Registry,
     def: &FabricDef,
     profile: Option<&str>,
+    card: Option<&[(String, String)]>,
     args: &RunArgs,
 ) -> Result<Settings, UsageError> {
     let mut s = registry.defaults();
@@ -111,9 +157,29 @@ fn settings_for(
             ))
         })?;
     }
+    if let Some(values) = card {
+        let prefix = format!("{}.", def.name);
+        for (k, v) in values {
+            let name = if k.starts_with(&prefix) {
+                k.clone()
+            } else {
+                format!("{prefix}{k}")
+            };
+            s.set(registry, &name, v, Source::Model)
+                .map_err(|e| usage(format!("--model: {e}")))?;
+        }
+    }
     for a in &args.set {
         s.set_assignment(registry, a, Source::Cli)
             .map_err(|e| usage(format!("--set: {e}")))?;
+    }
+    for (engine, own) in def.replaces {
+        if s.source(engine) >= Source::Profile {
+            return Err(usage(format!(
+                "on {}, {engine} is set through {own}; use --set {own}=VALUE",
+                def.name
+            )));
+        }
     }
     Ok(s)
 }

@@ -39,8 +39,17 @@ pub fn main() -> i32 {
             return crate::frontend::EXIT_USAGE;
         }
     };
-    match run(&spec, boot.clone()) {
-        Ok(()) => crate::frontend::EXIT_OK,
+    if run_reporting(&spec, boot) {
+        crate::frontend::EXIT_OK
+    } else {
+        crate::frontend::EXIT_FAILED
+    }
+}
+
+/// Runs the job and reports a failure to the frontend as an event; true on success.
+pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
+    match run(spec, boot.clone()) {
+        Ok(()) => true,
         Err((stage, message)) => {
             let ev = RankEvent::Failed {
                 stage,
@@ -50,7 +59,7 @@ pub fn main() -> i32 {
             if boot.send_event(&json).is_err() {
                 eprintln!("error: {message}");
             }
-            crate::frontend::EXIT_FAILED
+            false
         }
     }
 }

@@ -138,15 +138,17 @@ impl Default for RealClock {
 #[derive(Debug, Clone)]
 pub enum Clock {
     Real(RealClock),
+    /// Picoseconds of virtual time (the discrete-event scheduler's unit).
     Virtual(Arc<AtomicU64>),
 }
 
 impl Clock {
+    /// Nanoseconds.
     #[inline]
     pub fn now(&self) -> u64 {
         match self {
             Clock::Real(c) => c.now(),
-            Clock::Virtual(v) => v.load(Ordering::Acquire),
+            Clock::Virtual(v) => v.load(Ordering::Acquire) / 1000,
         }
     }
 
@@ -186,11 +188,11 @@ mod tests {
 
     #[test]
     fn virtual_clock_reads_what_the_model_set() {
-        let v = Arc::new(AtomicU64::new(5));
+        let v = Arc::new(AtomicU64::new(5_000));
         let c = Clock::Virtual(v.clone());
         assert!(c.is_virtual());
         assert_eq!(c.now(), 5);
-        v.store(1234, Ordering::Release);
+        v.store(1_234_999, Ordering::Release);
         assert_eq!(c.now(), 1234);
         assert!(!Clock::Real(RealClock::new()).is_virtual());
     }

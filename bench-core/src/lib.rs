@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod clock;
+pub mod des;
 pub mod histogram;
 pub mod launcher;
 pub mod machine;

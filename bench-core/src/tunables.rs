@@ -61,6 +61,8 @@ pub enum Source {
     Default,
     Fabric,
     Profile,
+    /// A model card given with `--model FILE`.
+    Model,
     Cli,
 }
 

@@ -42,10 +42,12 @@ pub struct FabricDef {
     pub kind: FabricKind,
     pub summary: &'static str,
     pub availability: fn() -> Availability,
-    /// Tunables this fabric adds to the registry.
-    pub tunables: &'static [Def],
+    /// Tunables this fabric adds to the registry (an emulated fabric's model card).
+    pub tunables: fn() -> &'static [Def],
     /// Defaults this fabric imposes on shared tunables (e.g. rx_thread on for hyperlink).
     pub defaults: &'static [(&'static str, &'static str)],
+    /// Engine tunables whose role a fabric tunable takes: (engine name, fabric name).
+    pub replaces: &'static [(&'static str, &'static str)],
     pub connect: fn(&FabricContext) -> Result<Box<dyn Transport>>,
 }
 
@@ -105,7 +107,16 @@ pub const ENGINE_TUNABLES: &[Def] = &[
 ];
 
 /// Every fabric, in the order `fabbench list` shows them.
-pub static FABRICS: &[FabricDef] = &[crate::shm::FABRIC];
+pub static FABRICS: &[FabricDef] = &[
+    crate::shm::FABRIC,
+    crate::emulated::hyperlink::FABRIC,
+    crate::emulated::rapidio::FABRIC,
+    crate::emulated::bxi::FABRIC,
+];
+
+pub(crate) fn always_usable() -> Availability {
+    Availability::Usable
+}
 
 pub fn find(name: &str) -> Option<&'static FabricDef> {
     FABRICS.iter().find(|f| f.name == name)
@@ -119,7 +130,7 @@ pub fn names() -> Vec<&'static str> {
 /// The registry of every tunable: the engine's and each fabric's.
 pub fn registry(extra: &[&'static [Def]]) -> Registry {
     let mut groups: Vec<&[Def]> = vec![ENGINE_TUNABLES];
-    groups.extend(FABRICS.iter().map(|f| f.tunables));
+    groups.extend(FABRICS.iter().map(|f| (f.tunables)()));
     groups.extend_from_slice(extra);
     Registry::new(&groups)
 }

@@ -7,6 +7,7 @@
 //! the only clock they may read. [`fabric`] is the registry that names each fabric, says
 //! whether it can run here, and builds its transport.
 
+pub mod emulated;
 pub mod engine;
 pub mod error;
 pub mod header;

@@ -63,8 +63,11 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 }
 
 #[test]
-fn at_least_the_shm_fabric_is_tested() {
-    assert!(testable().iter().any(|f| f.name == "shm"));
+fn every_fabric_that_runs_as_threads_is_tested() {
+    let names: Vec<&str> = testable().iter().map(|f| f.name).collect();
+    for want in ["shm", "hyperlink", "rapidio", "bxi"] {
+        assert!(names.contains(&want), "{want} is not tested: {names:?}");
+    }
 }
 
 #[test]
@@ -81,6 +84,13 @@ fn messages_of_every_size_arrive_intact_eager_and_rendezvous() {
                     let st = c.recv(&mut inb, peer, 3).unwrap();
                     s.wait().unwrap();
                     assert_eq!(st.len, size, "{} eager={eager} size {size}", def.name);
+                    if c.rank() == 0 && size == 1 << 20 {
+                        eprintln!(
+                            "conformance: {} moved 1 MiB, clock {} ns",
+                            def.name,
+                            c.now()
+                        );
+                    }
                     assert!(
                         inb == pattern(size, peer),
                         "{} eager={eager} size {size}",

@@ -124,6 +124,10 @@ impl Bootstrap for Local {
 
     fn report_stage(&self, _stage: &str) {}
 
+    fn in_process(&self) -> bool {
+        true
+    }
+
     fn send_event(&self, json: &str) -> Result<(), BootstrapError> {
         if let Some(tx) = self.shared.events.lock().unwrap().as_ref() {
             let _ = tx.send((self.rank, json.to_string()));

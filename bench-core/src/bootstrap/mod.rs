@@ -42,6 +42,10 @@ pub trait Bootstrap: Send + Sync {
     fn report_stage(&self, stage: &str);
     /// Sends one event (a JSON document on one line) to the frontend.
     fn send_event(&self, json: &str) -> Result<(), BootstrapError>;
+    /// Whether every rank is a thread of this process (emulated fabrics need that).
+    fn in_process(&self) -> bool {
+        false
+    }
 }
 
 /// Environment variables the local launcher sets for each rank.

@@ -44,10 +44,15 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     kind: crate::fabric::FabricKind::Native,
     summary: "shared memory between processes on one host: per-pair rings, CMA single copy",
     availability: crate::fabric::shm_availability,
-    tunables: TUNABLES,
+    tunables: shm_tunables,
     defaults: &[],
+    replaces: &[],
     connect: crate::fabric::connect_shm,
 };
+
+fn shm_tunables() -> &'static [Def] {
+    TUNABLES
+}
 
 /// Shm wire settings, derived from the tunables.
 #[derive(Debug, Clone, Copy)]

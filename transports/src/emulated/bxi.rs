@@ -1,0 +1,234 @@
+//! The BXI model: a BXI v1 NIC driven through Portals 4 as pscom4portals uses it.
+//!
+//! Eager messages (and control) are put into the peer's pre-allocated receive buffers of
+//! `buffer_size` bytes, one matching list entry (ME) each, `recvq` per connection; the host
+//! copies each message out and re-posts the ME, the per-ME management cost that leaves small
+//! and mid-size messages slower. At most `sendq` eager puts per connection wait for their ack.
+//! A put that finds no free receive buffer gets a failed ack and is put again after a round
+//! trip and `retry_ns` (the receiver reorders by sequence number: the engine does). Above
+//! `rendezvous` bytes, the receiver posts an ME matched by a unique rendezvous id and the
+//! sender puts the data straight into it in fragments of `rndv_fragment_size`, at most
+//! `max_rndv_reqs` outstanding; matching happens in the NIC, so the receiving host only sees
+//! the completion. The NIC handles `nic_message_ns` per message; each link direction carries
+//! `link_gbps`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use bench_core::des::Ps;
+use bench_core::tunables::{Def, Settings};
+
+use super::card::{self, Card};
+use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
+use crate::engine::EngineConfig;
+use crate::error::Result;
+use crate::wire::FragKind;
+
+pub const CARD: &str = include_str!("cards/bxi.toml");
+
+fn card() -> &'static Card {
+    static C: OnceLock<Card> = OnceLock::new();
+    C.get_or_init(|| card::parse(CARD).expect("built-in bxi card"))
+}
+
+pub fn tunables() -> &'static [Def] {
+    static D: OnceLock<Vec<Def>> = OnceLock::new();
+    D.get_or_init(|| card().defs().expect("built-in bxi card"))
+}
+
+pub fn summary() -> &'static str {
+    &card().summary
+}
+
+/// On bxi the engine's eager/rendezvous switch and fragment size are pscom4portals' own.
+pub fn engine(s: &Settings, cfg: &mut EngineConfig) {
+    cfg.eager_limit = s.size("bxi.rendezvous") as usize;
+    cfg.frag_size = s.size("bxi.rndv_fragment_size") as usize;
+}
+
+#[derive(Debug, Clone)]
+struct Params {
+    link_mbps: f64,
+    latency: Ps,
+    nic: Ps,
+    put: Ps,
+    event: Ps,
+    buffer: u64,
+    sendq: u64,
+    recvq: u64,
+    me: Ps,
+    rndv_reqs: u64,
+    copy_mbps: f64,
+    retry: Ps,
+}
+
+pub struct Bxi {
+    p: Params,
+    links: BTreeMap<(usize, usize), Resource>,
+    nic: Vec<Resource>,
+    sendq: BTreeMap<(usize, usize), Credits>,
+    recvq: BTreeMap<(usize, usize), Credits>,
+    rndvq: BTreeMap<(usize, usize), Credits>,
+    failed_acks: u64,
+}
+
+impl Bxi {
+    pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
+        let p = Params {
+            link_mbps: s.float("bxi.link_gbps") * 1e3 / 8.0,
+            latency: ns(s.float("bxi.latency_ns")),
+            nic: ns(s.float("bxi.nic_message_ns")),
+            put: ns(s.float("bxi.put_overhead_ns")),
+            event: ns(s.float("bxi.event_ns")),
+            buffer: s.size("bxi.buffer_size"),
+            sendq: s.int("bxi.sendq") as u64,
+            recvq: s.int("bxi.recvq") as u64,
+            me: ns(s.float("bxi.me_cost_ns")),
+            rndv_reqs: s.int("bxi.max_rndv_reqs") as u64,
+            copy_mbps: s.float("bxi.copy_mbps"),
+            retry: ns(s.float("bxi.retry_ns")),
+        };
+        Ok(Box::new(Bxi {
+            p,
+            links: BTreeMap::new(),
+            nic: vec![Resource::default(); n],
+            sendq: BTreeMap::new(),
+            recvq: BTreeMap::new(),
+            rndvq: BTreeMap::new(),
+            failed_acks: 0,
+        }))
+    }
+
+    /// Puts of `bytes` each from `src` to `dst`; returns (host free, each put's arrival).
+    fn puts(&mut self, src: usize, dst: usize, sizes: &[u64], mut t: Ps) -> (Ps, Vec<Ps>) {
+        let mut arrivals = Vec::with_capacity(sizes.len());
+        for &b in sizes {
+            t += self.p.put;
+            let (_, nic_done) = self.nic[src].reserve(t, self.p.nic);
+            let (_, end) = self
+                .links
+                .entry((src, dst))
+                .or_default()
+                .reserve(nic_done, transfer(b, self.p.link_mbps));
+            arrivals.push(end + self.p.latency);
+        }
+        (t, arrivals)
+    }
+
+    fn eager_sizes(&self, bytes: u64) -> Vec<u64> {
+        let k = bytes.div_ceil(self.p.buffer).max(1);
+        (0..k)
+            .map(|i| (bytes - i * self.p.buffer).min(self.p.buffer))
+            .collect()
+    }
+}
+
+impl Model for Bxi {
+    fn offer(&mut self, w: &mut World, f: &FrameInfo, now: Ps) -> Result<Offer> {
+        let lat = self.p.latency;
+        if let FragKind::Data { .. } = f.kind {
+            let cap = self.p.rndv_reqs;
+            let q = self
+                .rndvq
+                .entry((f.src, f.dst))
+                .or_insert_with(|| Credits::new(cap));
+            if !q.take(1, now) {
+                q.wait(w, f.src, now);
+                return Ok(Offer::Full {
+                    why: format!("a rendezvous request slot to node {}", f.dst),
+                });
+            }
+            let (free, arr) = self.puts(f.src, f.dst, &[f.bytes], now);
+            let ack = arr[0] + lat;
+            self.rndvq
+                .get_mut(&(f.src, f.dst))
+                .expect("made above")
+                .give_back(w, 1, ack);
+            return Ok(Offer::Sent {
+                sender_free: free,
+                arrival: arr[0],
+            });
+        }
+        // Eager data and control: puts into the peer's pre-posted buffers.
+        let sizes = self.eager_sizes(f.bytes);
+        let k = sizes.len() as u64;
+        let cap = self.p.sendq;
+        let q = self
+            .sendq
+            .entry((f.src, f.dst))
+            .or_insert_with(|| Credits::new(cap));
+        if !q.take(k, now) {
+            q.wait(w, f.src, now);
+            return Ok(Offer::Full {
+                why: format!("a send queue slot to node {} ({cap} outstanding)", f.dst),
+            });
+        }
+        let mut t = now;
+        if let FragKind::Cts { .. } = f.kind {
+            // The receiver posts the ME the data will be put into.
+            t += self.p.me;
+        }
+        let (free, arrivals) = self.puts(f.src, f.dst, &sizes, t);
+        let q = self.sendq.get_mut(&(f.src, f.dst)).expect("made above");
+        for a in &arrivals {
+            q.give_back(w, 1, a + lat);
+        }
+        Ok(Offer::Sent {
+            sender_free: free,
+            arrival: *arrivals.last().expect("at least one put"),
+        })
+    }
+
+    fn take(&mut self, w: &mut World, f: &FrameInfo, arrival: Ps, now: Ps) -> Result<Take> {
+        if let FragKind::Data { last, .. } = f.kind {
+            // Matched and placed by the NIC; the host only handles the completion.
+            let cost = if last { self.p.event } else { 0 };
+            return Ok(Take::Deliver { cost });
+        }
+        let k = self.eager_sizes(f.bytes).len() as u64;
+        let cap = self.p.recvq;
+        let q = self
+            .recvq
+            .entry((f.src, f.dst))
+            .or_insert_with(|| Credits::new(cap));
+        if !q.take(k, arrival) {
+            // No free receive buffer when it landed: failed ack, put again.
+            self.failed_acks += 1;
+            return Ok(Take::Retry {
+                arrival: arrival + 2 * self.p.latency + self.p.retry,
+            });
+        }
+        let cost = k * self.p.event + transfer(f.bytes, self.p.copy_mbps) + k * self.p.me;
+        self.recvq
+            .get_mut(&(f.src, f.dst))
+            .expect("made above")
+            .give_back(w, k, now + cost);
+        Ok(Take::Deliver { cost })
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        vec![
+            ("bxi.link_mbps".into(), format!("{:.0}", self.p.link_mbps)),
+            ("bxi.failed_acks".into(), self.failed_acks.to_string()),
+        ]
+    }
+}
+
+fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
+    super::connect(ctx, "bxi", Bxi::build, engine)
+}
+
+/// The registry line's target.
+pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+    name: "bxi",
+    kind: crate::fabric::FabricKind::Emulated,
+    summary: "BXI v1 through Portals 4 (pscom4portals), emulated in virtual time",
+    availability: crate::fabric::always_usable,
+    tunables,
+    defaults: &[],
+    replaces: &[
+        ("eager_limit", "bxi.rendezvous"),
+        ("frag_size", "bxi.rndv_fragment_size"),
+    ],
+    connect,
+};

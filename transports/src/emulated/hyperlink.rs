@@ -1,0 +1,406 @@
+//! The Hyperlink model: TI KeyStone II Hyperlink as TI's hlink BTL drives it.
+//!
+//! One rank per node. For every fragment the sender copies the data into one physically
+//! contiguous scratch area, moves it into the receiver's window by CPU remote writes (below
+//! `dma_threshold`) or by EDMA (set-up cost, link-rate transfer), waits for that to finish
+//! (the scratch area is single), and posts a mail. The window and mailbox hold 32 fragments;
+//! the sender checks for room with a remote read when it believes the window full, and waits
+//! when it is (back-pressure). With the receive thread on, a drain thread empties each
+//! fragment into its destination as it lands, sharing the rank's core; with it off, the
+//! progress engine drains a message only when all its fragments are in, so a message larger
+//! than the window can never complete: the model reports that limit instead of hanging.
+//! Topologies: 2 nodes, 3 fully connected, or a 4-node ring whose diagonal traffic lands in
+//! the middle node's memory (mapped by both its ports, no software there) and is pulled over
+//! the second link by the receiver: 1->3 via 2, 3->1 via 4, 2->4 via 3, 4->2 via 1.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use bench_core::des::Ps;
+use bench_core::tunables::{Def, Settings};
+
+use super::card::{self, Card};
+use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
+use crate::error::{Result, TransportError};
+use crate::wire::FragKind;
+
+pub const CARD: &str = include_str!("cards/hyperlink.toml");
+
+fn card() -> &'static Card {
+    static C: OnceLock<Card> = OnceLock::new();
+    C.get_or_init(|| card::parse(CARD).expect("built-in hyperlink card"))
+}
+
+pub fn tunables() -> &'static [Def] {
+    static D: OnceLock<Vec<Def>> = OnceLock::new();
+    D.get_or_init(|| card().defs().expect("built-in hyperlink card"))
+}
+
+pub fn summary() -> &'static str {
+    &card().summary
+}
+
+#[derive(Debug, Clone)]
+struct Params {
+    link_mbps: f64,
+    latency: Ps,
+    copy_mbps: f64,
+    remote_write_mbps: f64,
+    dma_threshold: u64,
+    edma_setup: Ps,
+    frag_payload: u64,
+    frag_header: u64,
+    capacity: u32,
+    mail_bytes: u64,
+    remote_read: Ps,
+    rx_thread: bool,
+    share: f64,
+    send_ovh: Ps,
+    recv_ovh: Ps,
+    memory_mbps: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Direct,
+    Via(usize),
+}
+
+/// Window and mailbox occupancy of one ordered pair.
+#[derive(Debug)]
+struct Pair {
+    window: Credits,
+    /// Free slots the sender learnt of at its last room check, minus what it used since.
+    known_free: u64,
+}
+
+pub struct Hyperlink {
+    p: Params,
+    n: usize,
+    links: BTreeMap<(usize, usize), Resource>,
+    edma: Vec<Resource>,
+    memory: Vec<Resource>,
+    pairs: BTreeMap<(usize, usize), Pair>,
+    /// Rendezvous transfers being received without the drain thread: (src, dst, rndv) ->
+    /// (fragments held in the window, bytes) until the last one is in.
+    partial: BTreeMap<(usize, usize, u64), (u64, u64)>,
+    stalled: Option<String>,
+}
+
+impl Hyperlink {
+    pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
+        if !(2..=4).contains(&n) {
+            return Err(TransportError::Config(format!(
+                "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
+            )));
+        }
+        let line_mbps = s.int("hyperlink.lanes") as f64 * s.float("hyperlink.gbaud") * 1e3 / 8.0
+            * s.float("hyperlink.encoding");
+        let frag_bytes = s.size("hyperlink.frag_bytes");
+        let frag_header = s.size("hyperlink.frag_header");
+        if frag_header >= frag_bytes {
+            return Err(TransportError::Config(
+                "hyperlink.frag_header must be smaller than hyperlink.frag_bytes".into(),
+            ));
+        }
+        let p = Params {
+            link_mbps: line_mbps * s.float("hyperlink.link_efficiency"),
+            latency: ns(s.float("hyperlink.latency_ns")),
+            copy_mbps: s.float("hyperlink.copy_mbps"),
+            remote_write_mbps: s.float("hyperlink.copy_mbps")
+                * s.float("hyperlink.remote_write_ratio"),
+            dma_threshold: s.size("hyperlink.dma_threshold"),
+            edma_setup: ns(s.float("hyperlink.edma_setup_ns")),
+            frag_payload: frag_bytes - frag_header,
+            frag_header,
+            capacity: s
+                .int("hyperlink.window_frags")
+                .min(s.int("hyperlink.mailbox_entries")) as u32,
+            mail_bytes: s.size("hyperlink.mail_bytes"),
+            remote_read: ns(s.float("hyperlink.remote_read_ns")),
+            rx_thread: s.flag("rx_thread"),
+            share: s.float("hyperlink.rx_thread_cpu_share"),
+            send_ovh: ns(s.float("hyperlink.send_overhead_ns")),
+            recv_ovh: ns(s.float("hyperlink.recv_overhead_ns")),
+            memory_mbps: s.float("hyperlink.memory_mbps"),
+        };
+        Ok(Box::new(Hyperlink {
+            p,
+            n,
+            links: BTreeMap::new(),
+            edma: vec![Resource::default(); n],
+            memory: vec![Resource::default(); n],
+            pairs: BTreeMap::new(),
+            partial: BTreeMap::new(),
+            stalled: None,
+        }))
+    }
+
+    fn route(&self, s: usize, d: usize) -> Route {
+        if self.n == 4 && (s + 2) % 4 == d {
+            Route::Via((s + 1) % 4)
+        } else {
+            Route::Direct
+        }
+    }
+
+    /// CPU time on a rank's core, stretched by the drain thread's share when it runs.
+    fn cpu(&self, t: Ps) -> Ps {
+        if self.p.rx_thread {
+            (t as f64 / (1.0 - self.p.share)).round() as Ps
+        } else {
+            t
+        }
+    }
+
+    fn frags(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.p.frag_payload).max(1)
+    }
+
+    /// The message bytes a frame carries; the engine's header rides in the BTL header.
+    fn payload(f: &FrameInfo) -> u64 {
+        match f.kind {
+            FragKind::Eager { len } => len,
+            FragKind::Data { len, .. } => len,
+            _ => 0,
+        }
+    }
+
+    fn limit_bytes(&self) -> u64 {
+        self.p.capacity as u64 * self.p.frag_payload
+    }
+
+    /// Moves `bytes` from `a`'s scratch into `b`'s memory: CPU remote writes or EDMA.
+    /// Returns when the sender's core is free again.
+    fn push(&mut self, a: usize, b: usize, bytes: u64, mut t: Ps) -> Ps {
+        let wire_bytes = bytes + self.p.frag_header;
+        if bytes < self.p.dma_threshold {
+            let dur = transfer(wire_bytes, self.p.remote_write_mbps);
+            let link = self.links.entry((a, b)).or_default();
+            let (start, _) = link.reserve(t, dur);
+            t = start + self.cpu(dur);
+        } else {
+            t += self.cpu(self.p.edma_setup);
+            let dur = transfer(wire_bytes, self.p.link_mbps);
+            let mut link = *self.links.entry((a, b)).or_default();
+            let (start, end) = Resource::reserve_all(&mut [&mut link, &mut self.edma[a]], t, dur);
+            self.links.insert((a, b), link);
+            // The scratch area is single: the core polls until the EDMA is done.
+            t = start + self.cpu(end - start);
+        }
+        t
+    }
+
+    fn pair(&mut self, src: usize, dst: usize) -> &mut Pair {
+        let cap = self.p.capacity as u64;
+        self.pairs.entry((src, dst)).or_insert_with(|| Pair {
+            window: Credits::new(cap),
+            known_free: cap,
+        })
+    }
+
+    /// Claims `need` window slots and mails, checking for room with a remote read when the
+    /// sender's own count says the window is full. Returns (claimed, time after the check).
+    fn room(&mut self, w: &mut World, f: &FrameInfo, need: u64, mut t: Ps) -> (bool, Ps) {
+        let rr = self.cpu(self.p.remote_read);
+        let pair = self.pair(f.src, f.dst);
+        if pair.known_free < need {
+            // Room check: a remote read of the mailbox control structure.
+            t += rr;
+            pair.known_free = pair.window.available(t);
+        }
+        if pair.known_free < need || !pair.window.take(need, t) {
+            pair.window.wait(w, f.src, t);
+            return (false, t);
+        }
+        pair.known_free -= need;
+        (true, t)
+    }
+
+    fn free(&mut self, w: &mut World, src: usize, dst: usize, frags: u64, at: Ps) {
+        self.pair(src, dst).window.give_back(w, frags, at);
+    }
+}
+
+impl Model for Hyperlink {
+    fn offer(&mut self, w: &mut World, f: &FrameInfo, now: Ps) -> Result<Offer> {
+        // Without the drain thread a rendezvous message is drained only when complete, so one
+        // that needs more fragments than the window holds stalls the sender for ever.
+        if let FragKind::Cts { len, .. } = f.kind {
+            let need = self.frags(len);
+            if !self.p.rx_thread && need > self.p.capacity as u64 {
+                let msg = format!(
+                    "hyperlink window stall: with rx_thread=off a message is drained only when all its fragments are in, and a {len}-byte message needs {need} fragments of {} bytes, but the window holds {} ({} bytes); use rx_thread=on or messages of at most {} bytes",
+                    self.p.frag_payload,
+                    self.p.capacity,
+                    self.limit_bytes(),
+                    self.limit_bytes()
+                );
+                self.stalled = Some(msg.clone());
+                return Err(TransportError::Limit(msg));
+            }
+        }
+        let bytes = Self::payload(f);
+        let need = self.frags(bytes);
+        let mut t = now;
+        let (ok, after_check) = self.room(w, f, need, t);
+        t = after_check;
+        if !ok {
+            return Ok(Offer::Full {
+                why: format!(
+                    "room in the hyperlink window to node {} ({} fragments)",
+                    f.dst, self.p.capacity
+                ),
+            });
+        }
+        t += self.cpu(self.p.send_ovh);
+        let route = self.route(f.src, f.dst);
+        let first_hop = match route {
+            Route::Direct => f.dst,
+            Route::Via(m) => m,
+        };
+        let mut left = bytes;
+        for _ in 0..need {
+            let b = left.min(self.p.frag_payload);
+            left -= b;
+            // Staging copy into the contiguous scratch area.
+            t += self.cpu(transfer(b, self.p.copy_mbps));
+            t = self.push(f.src, first_hop, b, t);
+            if let Route::Via(m) = route {
+                // The data lands in the neighbour's block.
+                let dur = transfer(b + self.p.frag_header, self.p.memory_mbps);
+                self.memory[m].reserve(t, dur);
+            }
+            // The mail, a small posted write.
+            let mail = transfer(self.p.mail_bytes, self.p.remote_write_mbps);
+            let (start, _) = self
+                .links
+                .entry((f.src, first_hop))
+                .or_default()
+                .reserve(t, mail);
+            t = start + self.cpu(mail);
+        }
+        let mut arrival = t + self.p.latency;
+        if self.p.rx_thread {
+            // The drain thread empties the fragments as they land (on the receiver's core).
+            let drain = self.cpu(transfer(bytes, self.p.copy_mbps));
+            let at = arrival + drain;
+            if let Route::Direct = route {
+                self.free(w, f.src, f.dst, need, at);
+            }
+            // Via a neighbour, the slots free when the receiver pulls the data (see take).
+            arrival = at;
+        }
+        Ok(Offer::Sent {
+            sender_free: t,
+            arrival,
+        })
+    }
+
+    fn take(&mut self, w: &mut World, f: &FrameInfo, _arrival: Ps, now: Ps) -> Result<Take> {
+        let bytes = Self::payload(f);
+        let need = self.frags(bytes);
+        let mut t = now + self.cpu(self.p.recv_ovh);
+        if let Route::Via(m) = self.route(f.src, f.dst) {
+            // The mail sits in the neighbour's block: poll it remotely, then pull the data
+            // over the second link (remote reads through EDMA), charging that node's memory.
+            t += self.cpu(self.p.remote_read) + self.cpu(self.p.edma_setup);
+            let wire_bytes = bytes + need * self.p.frag_header;
+            let dur = transfer(wire_bytes, self.p.link_mbps);
+            let mut link = *self.links.entry((m, f.dst)).or_default();
+            let mem_dur = transfer(wire_bytes, self.p.memory_mbps).max(dur);
+            let mut mem = self.memory[m];
+            let (start, end) = Resource::reserve_all(
+                &mut [&mut link, &mut self.edma[f.dst], &mut mem],
+                t,
+                mem_dur,
+            );
+            self.links.insert((m, f.dst), link);
+            self.memory[m] = mem;
+            t = start + self.cpu(end - start);
+            self.free(w, f.src, f.dst, need, t);
+            if !self.p.rx_thread {
+                t += transfer(bytes, self.p.copy_mbps);
+            }
+            return Ok(Take::Deliver { cost: t - now });
+        }
+        if self.p.rx_thread {
+            // Already drained by the thread; the rank picks up the completion.
+            return Ok(Take::Deliver { cost: t - now });
+        }
+        // Without the thread the progress engine drains whole messages only.
+        match f.kind {
+            FragKind::Data { rndv, last, .. } => {
+                let e = self.partial.entry((f.src, f.dst, rndv)).or_default();
+                e.0 += need;
+                e.1 += bytes;
+                if !last {
+                    return Ok(Take::Deliver { cost: 0 });
+                }
+                let (frags, bytes) = self
+                    .partial
+                    .remove(&(f.src, f.dst, rndv))
+                    .unwrap_or_default();
+                t += transfer(bytes, self.p.copy_mbps);
+                self.free(w, f.src, f.dst, frags, t);
+            }
+            _ => {
+                t += transfer(bytes, self.p.copy_mbps);
+                self.free(w, f.src, f.dst, need, t);
+            }
+        }
+        Ok(Take::Deliver { cost: t - now })
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let topo = match self.n {
+            2 => "2 nodes, one link".to_string(),
+            3 => "3 nodes, fully connected".to_string(),
+            _ => {
+                "4-node ring; diagonals 0->2 via 1, 2->0 via 3, 1->3 via 2, 3->1 via 0".to_string()
+            }
+        };
+        vec![
+            ("hyperlink.topology".into(), topo),
+            (
+                "hyperlink.link_payload_mbps".into(),
+                format!("{:.1}", self.p.link_mbps),
+            ),
+            (
+                "hyperlink.nonblocking_limit_bytes".into(),
+                if self.p.rx_thread {
+                    "none (drain thread on)".into()
+                } else {
+                    self.limit_bytes().to_string()
+                },
+            ),
+        ]
+    }
+
+    fn diagnose(&self) -> Option<String> {
+        self.stalled.clone()
+    }
+}
+
+fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
+    super::connect(ctx, "hyperlink", Hyperlink::build, |_, _| {})
+}
+
+/// The registry line's target.
+pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+    name: "hyperlink",
+    kind: crate::fabric::FabricKind::Emulated,
+    summary:
+        "TI KeyStone II Hyperlink (hlink BTL), emulated in virtual time; 2, 3 or 4 (ring) nodes",
+    availability: crate::fabric::always_usable,
+    tunables,
+    // TI's defaults: the drain thread on; a fragment fills a 64 KB window slot with its
+    // 64-byte header; the BTL pushes a message's fragments in order.
+    defaults: &[
+        ("rx_thread", "on"),
+        ("frag_size", "65472"),
+        ("rndv_schedule", "fifo"),
+    ],
+    replaces: &[],
+    connect,
+};

@@ -1,0 +1,573 @@
+//! Emulated fabrics: hardware that is not on this machine, run in virtual time.
+//!
+//! The ranks of an emulated job are threads of one process under the discrete-event scheduler
+//! of `bench_core::des`. Real bytes move through in-process queues; a [`Model`] of the
+//! hardware decides when: what each frame costs the sender's CPU, when it arrives, when the
+//! sender must wait for room (credits), what taking it costs the receiver. The model executes
+//! the hardware's mechanics (segmenting, mailboxes, DMA versus CPU copies, queues, routing
+//! through a neighbour's memory) on [`Resource`]s that are reserved in virtual-time order, so
+//! contention is resolved exactly and every run gives the same numbers on any machine.
+//!
+//! The engine above is the same one every native wire uses; the wire receives a `FragKind`
+//! with every frame, which is all a model needs to know what the frame is.
+
+pub mod bxi;
+pub mod card;
+pub mod hyperlink;
+pub mod rapidio;
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bench_core::clock::Clock;
+use bench_core::des::{DesError, Ps, Scheduler};
+use bench_core::tunables::Settings;
+
+use crate::engine::Engine;
+use crate::error::{Result, TransportError};
+use crate::fabric::{engine_config, FabricContext};
+use crate::transport::Transport;
+use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+
+/// Picoseconds per nanosecond.
+pub const PS_PER_NS: f64 = 1000.0;
+
+/// Nanoseconds (a model parameter) as picoseconds.
+pub fn ns(x: f64) -> Ps {
+    (x * PS_PER_NS).round().max(0.0) as Ps
+}
+
+/// The time `bytes` take at `mb_per_s` (10^6 bytes per second), in picoseconds.
+pub fn transfer(bytes: u64, mb_per_s: f64) -> Ps {
+    if bytes == 0 {
+        return 0;
+    }
+    ((bytes as f64) * 1e6 / mb_per_s).round() as Ps
+}
+
+/// A resource used by one transfer at a time (a link direction, a DMA engine, a memory port).
+/// Reservations are made in virtual-time order, so they queue exactly as the hardware would.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Resource {
+    free_at: Ps,
+}
+
+impl Resource {
+    /// Reserves `dur` starting no earlier than `at`; returns (start, end).
+    pub fn reserve(&mut self, at: Ps, dur: Ps) -> (Ps, Ps) {
+        let start = at.max(self.free_at);
+        self.free_at = start + dur;
+        (start, start + dur)
+    }
+
+    /// Reserves several resources for the same interval (a transfer that needs them all).
+    pub fn reserve_all(rs: &mut [&mut Resource], at: Ps, dur: Ps) -> (Ps, Ps) {
+        let start = rs.iter().fold(at, |t, r| t.max(r.free_at));
+        for r in rs.iter_mut() {
+            r.free_at = start + dur;
+        }
+        (start, start + dur)
+    }
+
+    pub fn free_at(&self) -> Ps {
+        self.free_at
+    }
+}
+
+/// A pool of hardware slots (window fragments, mailbox entries, queue entries, receive
+/// buffers) taken by senders and given back at known virtual times. A query at time `t` counts
+/// only what was given back by `t`, so a receiver that runs ahead in virtual time never lends
+/// a sender room early.
+#[derive(Debug, Clone)]
+pub struct Credits {
+    cap: u64,
+    taken: u64,
+    /// (time, total given back up to and including this time), ascending in time.
+    returns: Vec<(Ps, u64)>,
+    waiters: Vec<usize>,
+}
+
+impl Credits {
+    pub fn new(cap: u64) -> Credits {
+        Credits {
+            cap,
+            taken: 0,
+            returns: Vec::new(),
+            waiters: Vec::new(),
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.cap
+    }
+
+    fn returned_by(&self, t: Ps) -> u64 {
+        let i = self.returns.partition_point(|(at, _)| *at <= t);
+        if i == 0 {
+            0
+        } else {
+            self.returns[i - 1].1
+        }
+    }
+
+    /// Slots free at `t`.
+    pub fn available(&self, t: Ps) -> u64 {
+        (self.cap + self.returned_by(t)).saturating_sub(self.taken)
+    }
+
+    /// Slots in use at `t`.
+    pub fn in_use(&self, t: Ps) -> u64 {
+        self.cap - self.available(t).min(self.cap)
+    }
+
+    /// Takes `n` slots at `t` if they are free.
+    pub fn take(&mut self, n: u64, t: Ps) -> bool {
+        if self.available(t) >= n {
+            self.taken += n;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Gives `n` slots back at `t`, waking whoever waits for them.
+    pub fn give_back(&mut self, w: &mut World, n: u64, t: Ps) {
+        let i = self.returns.partition_point(|(at, _)| *at <= t);
+        let before = if i == 0 { 0 } else { self.returns[i - 1].1 };
+        if i < self.returns.len() {
+            // Rare: a return earlier than one already recorded; shift the later totals.
+            for r in &mut self.returns[i..] {
+                r.1 += n;
+            }
+            self.returns.insert(i, (t, before + n));
+        } else if i > 0 && self.returns[i - 1].0 == t {
+            self.returns[i - 1].1 += n;
+        } else {
+            self.returns.push((t, before + n));
+        }
+        for r in self.waiters.drain(..) {
+            w.wake(r, t);
+        }
+    }
+
+    /// `rank` waits for room from `t`: wake it at the next known return, or when one is made.
+    pub fn wait(&mut self, w: &mut World, rank: usize, t: Ps) {
+        if let Some((at, _)) = self.returns.iter().find(|(at, _)| *at > t) {
+            w.wake(rank, *at);
+        }
+        if !self.waiters.contains(&rank) {
+            self.waiters.push(rank);
+        }
+    }
+}
+
+/// One frame as the model sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInfo {
+    pub src: usize,
+    pub dst: usize,
+    pub kind: FragKind,
+    /// Header and payload.
+    pub bytes: u64,
+}
+
+/// What offering a frame led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offer {
+    /// Accepted: the sender is busy until `sender_free`; the frame arrives at `arrival`.
+    Sent { sender_free: Ps, arrival: Ps },
+    /// No room now; `why` names the resource for error reports. The model has arranged a
+    /// wake-up (through [`World::wake`]) for when room may appear, unless it never will.
+    Full { why: String },
+}
+
+/// What taking an arrived frame led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Take {
+    /// Hand it to the engine; the receiver's CPU is busy for `cost`.
+    Deliver { cost: Ps },
+    /// The hardware refused it on arrival (e.g. no receive buffer): it arrives again later.
+    Retry { arrival: Ps },
+}
+
+/// What a model can do to the world besides its own state.
+pub struct World<'a> {
+    sched: &'a Scheduler,
+}
+
+impl World<'_> {
+    /// Something happens to `rank` at `t` (a credit returns): it may retry then.
+    pub fn wake(&mut self, rank: usize, t: Ps) {
+        self.sched.post(rank, t);
+    }
+}
+
+/// A model of one fabric's hardware and its MPI transport's mechanics.
+pub trait Model: Send {
+    /// A frame from `f.src` to `f.dst` is offered at `now` (the sender's clock).
+    fn offer(&mut self, w: &mut World, f: &FrameInfo, now: Ps) -> Result<Offer>;
+    /// `f.dst` takes a frame that arrived at `arrival`, at `now >= arrival`.
+    fn take(&mut self, w: &mut World, f: &FrameInfo, arrival: Ps, now: Ps) -> Result<Take>;
+    /// Facts for the manifest (topology, rates derived from the card).
+    fn describe(&self) -> Vec<(String, String)>;
+    /// What the hardware is stuck on, added to a deadlock report.
+    fn diagnose(&self) -> Option<String> {
+        None
+    }
+}
+
+struct InFlight {
+    arrival: Ps,
+    order: u64,
+    info: FrameInfo,
+    bytes: Vec<u8>,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.arrival, self.order) == (o.arrival, o.order)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for InFlight {
+    /// Reversed: the heap pops the earliest arrival first, ties in the order sent.
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        (o.arrival, o.order).cmp(&(self.arrival, self.order))
+    }
+}
+
+struct State {
+    inbox: Vec<BinaryHeap<InFlight>>,
+    model: Box<dyn Model>,
+    order: u64,
+}
+
+/// What the rank threads of one emulated job share.
+pub struct Shared {
+    name: &'static str,
+    sched: Arc<Scheduler>,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    pub fn new(name: &'static str, ranks: usize, model: Box<dyn Model>) -> Arc<Shared> {
+        Arc::new(Shared {
+            name,
+            sched: Scheduler::new(ranks),
+            state: Mutex::new(State {
+                inbox: (0..ranks).map(|_| BinaryHeap::new()).collect(),
+                model,
+                order: 0,
+            }),
+        })
+    }
+
+    fn deadlock(&self, e: DesError) -> TransportError {
+        let DesError::Deadlock(who) = e;
+        let hint = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|st| st.model.diagnose())
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        TransportError::Deadlock(format!("{}: {who}{hint}", self.name))
+    }
+}
+
+/// One rank's end of an emulated fabric.
+pub struct EmuWire {
+    rank: usize,
+    size: usize,
+    shared: Arc<Shared>,
+    clock: Arc<AtomicU64>,
+    /// Why the last offer was refused, for the deadlock report.
+    waiting: String,
+}
+
+impl EmuWire {
+    /// Joins the job's scheduler; returns once it is this rank's turn.
+    pub fn new(rank: usize, shared: Arc<Shared>) -> Result<EmuWire> {
+        let clock = shared.sched.clock(rank);
+        let size = shared.sched.size();
+        shared.sched.enter(rank).map_err(|e| shared.deadlock(e))?;
+        Ok(EmuWire {
+            rank,
+            size,
+            shared,
+            clock,
+            waiting: String::new(),
+        })
+    }
+
+    fn now(&self) -> Ps {
+        self.clock.load(Ordering::Acquire)
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.shared
+            .sched
+            .sync(self.rank)
+            .map_err(|e| self.shared.deadlock(e))
+    }
+}
+
+impl Drop for EmuWire {
+    fn drop(&mut self) {
+        self.shared.sched.finish(self.rank);
+    }
+}
+
+impl Wire for EmuWire {
+    fn name(&self) -> &str {
+        self.shared.name
+    }
+
+    fn caps(&self) -> WireCaps {
+        WireCaps {
+            // Models segment frames themselves; the engine may send frames of any size.
+            max_frame: 1 << 30,
+            single_copy: false,
+            virtual_time: true,
+            models_rx_thread: true,
+        }
+    }
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Virtual(self.clock.clone())
+    }
+
+    fn peer_name(&self, peer: usize) -> String {
+        format!("rank {peer} ({} node {peer})", self.shared.name)
+    }
+
+    fn try_send(
+        &mut self,
+        peer: usize,
+        kind: FragKind,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<bool> {
+        self.sync()?;
+        let now = self.now();
+        let info = FrameInfo {
+            src: self.rank,
+            dst: peer,
+            kind,
+            bytes: (header.len() + payload.len()) as u64,
+        };
+        let mut st = self.shared.state.lock().unwrap();
+        let mut w = World {
+            sched: &self.shared.sched,
+        };
+        match st.model.offer(&mut w, &info, now)? {
+            Offer::Sent {
+                sender_free,
+                arrival,
+            } => {
+                let mut bytes = Vec::with_capacity(header.len() + payload.len());
+                bytes.extend_from_slice(header);
+                bytes.extend_from_slice(payload);
+                let order = st.order;
+                st.order += 1;
+                st.inbox[peer].push(InFlight {
+                    arrival,
+                    order,
+                    info,
+                    bytes,
+                });
+                drop(st);
+                self.shared.sched.post(peer, arrival);
+                self.shared.sched.advance_to(self.rank, sender_free);
+                self.waiting.clear();
+                Ok(true)
+            }
+            Offer::Full { why } => {
+                self.waiting = why;
+                Ok(false)
+            }
+        }
+    }
+
+    fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        self.sync()?;
+        let mut n = 0;
+        loop {
+            let now = self.now();
+            let frame = {
+                let mut st = self.shared.state.lock().unwrap();
+                match st.inbox[self.rank].peek() {
+                    Some(f) if f.arrival <= now => {}
+                    _ => break,
+                }
+                let mut f = st.inbox[self.rank].pop().expect("peeked");
+                let mut w = World {
+                    sched: &self.shared.sched,
+                };
+                match st.model.take(&mut w, &f.info, f.arrival, now)? {
+                    Take::Deliver { cost } => {
+                        self.shared.sched.advance_to(self.rank, now + cost);
+                        f
+                    }
+                    Take::Retry { arrival } => {
+                        f.arrival = arrival;
+                        st.inbox[self.rank].push(f);
+                        drop(st);
+                        self.shared.sched.post(self.rank, arrival);
+                        continue;
+                    }
+                }
+            };
+            sink(frame.info.src, &frame.bytes)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn get(&mut self, _peer: usize, _remote: u64, _local: &mut [u8]) -> Result<GetOutcome> {
+        Err(TransportError::Config(format!(
+            "{} has no single copy",
+            self.shared.name
+        )))
+    }
+
+    fn preferred_protocol(&self, _peer: usize, _len: u64) -> Protocol {
+        Protocol::Copy
+    }
+
+    fn idle(&mut self, _idle_rounds: u64) -> Result<()> {
+        let what = if self.waiting.is_empty() {
+            "a frame".to_string()
+        } else {
+            self.waiting.clone()
+        };
+        self.shared
+            .sched
+            .block(self.rank, &what)
+            .map_err(|e| self.shared.deadlock(e))
+    }
+
+    fn check_peers(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let mut d = vec![(
+            "time".to_string(),
+            "virtual (discrete-event scheduler; ranks are threads)".to_string(),
+        )];
+        d.extend(self.shared.state.lock().unwrap().model.describe());
+        d
+    }
+}
+
+/// Jobs being set up, by job id: the first rank to arrive builds the shared state.
+fn jobs() -> &'static Mutex<BTreeMap<String, Arc<Shared>>> {
+    static JOBS: OnceLock<Mutex<BTreeMap<String, Arc<Shared>>>> = OnceLock::new();
+    JOBS.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// Brings up an emulated fabric for the calling thread-rank: one shared model and scheduler
+/// per job, built from the settings by the first rank to arrive.
+pub fn connect(
+    ctx: &FabricContext,
+    name: &'static str,
+    build: fn(&Settings, usize) -> Result<Box<dyn Model>>,
+    engine_overrides: fn(&Settings, &mut crate::engine::EngineConfig),
+) -> Result<Box<dyn Transport>> {
+    let boot = &ctx.boot;
+    if !boot.in_process() {
+        return Err(TransportError::Config(format!(
+            "{name} is emulated: its ranks run as threads of one fabbench process; start it with `fabbench run`, not an external launcher"
+        )));
+    }
+    let rank = boot.rank();
+    let n = boot.size();
+    let shared = {
+        let mut jobs = jobs().lock().unwrap();
+        match jobs.get(boot.job_id()) {
+            Some(s) => s.clone(),
+            None => {
+                let s = Shared::new(name, n, build(ctx.settings, n)?);
+                jobs.insert(boot.job_id().to_string(), s.clone());
+                s
+            }
+        }
+    };
+    boot.fence(
+        &format!("{name}/joined"),
+        crate::fabric::setup_timeout(ctx.settings),
+    )?;
+    if rank == 0 {
+        jobs().lock().unwrap().remove(boot.job_id());
+    }
+    let mut cfg = engine_config(ctx.settings);
+    engine_overrides(ctx.settings, &mut cfg);
+    let wire = EmuWire::new(rank, shared)?;
+    Ok(Box::new(Engine::new(
+        Box::new(wire),
+        cfg,
+        Some(boot.clone()),
+    )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_queue_reservations() {
+        let mut r = Resource::default();
+        assert_eq!(r.reserve(100, 50), (100, 150));
+        assert_eq!(r.reserve(120, 10), (150, 160));
+        assert_eq!(r.reserve(500, 10), (500, 510));
+        let mut a = Resource::default();
+        let mut b = Resource::default();
+        b.reserve(0, 300);
+        assert_eq!(
+            Resource::reserve_all(&mut [&mut a, &mut b], 100, 10),
+            (300, 310)
+        );
+        assert_eq!(a.free_at(), 310);
+    }
+
+    #[test]
+    fn credits_count_returns_only_up_to_the_query_time() {
+        let sched = Scheduler::new(2);
+        let mut w = World { sched: &sched };
+        let mut c = Credits::new(2);
+        assert!(c.take(2, 0));
+        assert!(!c.take(1, 10));
+        c.give_back(&mut w, 1, 100);
+        assert!(!c.take(1, 50), "returned at 100, not free at 50");
+        assert_eq!(c.available(100), 1);
+        c.give_back(&mut w, 1, 80);
+        assert_eq!(c.available(90), 1);
+        assert_eq!(c.available(100), 2);
+        assert!(c.take(2, 100));
+        assert_eq!(c.in_use(100), 2);
+    }
+
+    #[test]
+    fn unit_conversions() {
+        assert_eq!(ns(1.5), 1500);
+        // 1 MB at 1000 MB/s is 1 ms
+        assert_eq!(transfer(1_000_000, 1000.0), 1_000_000_000);
+        assert_eq!(transfer(0, 1.0), 0);
+    }
+}

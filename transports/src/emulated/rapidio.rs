@@ -1,0 +1,303 @@
+//! The RapidIO model: messages over a RapidIO link as the 1890VM6Ya SoC's MPICH drives them.
+//!
+//! A RapidIO message is at most `message_segments` segments of `segment_bytes` (4 KB), every
+//! segment but the last full, and the link carries payload at `packet_efficiency` of its peak.
+//! Small data and control (and anything unexpected) go through the receiver's common queue:
+//! each message carries the MPI header, is copied through a bounce buffer on both sides, and
+//! data above 4 KB is split into several messages and reassembled; a full common queue
+//! rejects the segment, which is resent after `retry_ns`. Large data uses one of the
+//! receiver's dedicated queues: on the RTS the receiver allocates a mailbox and queue
+//! (waiting when none is free), sends its number back in a doorbell (the CTS), and the data
+//! then lands straight in the destination buffer, unless a buffer breaks the alignment rule
+//! (`align_bytes`, sizes in 256-byte multiples), in which case it goes through a bounce
+//! buffer, an extra copy on that side. Every MPI-level send pays the heavy driver stack
+//! (`send_overhead_ns`). The engine's eager_limit is the small/large boundary. Nodes hang off
+//! one switch: a transfer holds the sender's output port and the receiver's input port.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use bench_core::des::Ps;
+use bench_core::tunables::{Def, Settings};
+
+use super::card::{self, Card};
+use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
+use crate::error::Result;
+use crate::wire::FragKind;
+
+pub const CARD: &str = include_str!("cards/rapidio.toml");
+
+fn card() -> &'static Card {
+    static C: OnceLock<Card> = OnceLock::new();
+    C.get_or_init(|| card::parse(CARD).expect("built-in rapidio card"))
+}
+
+pub fn tunables() -> &'static [Def] {
+    static D: OnceLock<Vec<Def>> = OnceLock::new();
+    D.get_or_init(|| card().defs().expect("built-in rapidio card"))
+}
+
+pub fn summary() -> &'static str {
+    &card().summary
+}
+
+#[derive(Debug, Clone)]
+struct Params {
+    link_mbps: f64,
+    efficiency: f64,
+    segment: u64,
+    message: u64,
+    header: u64,
+    send_ovh: Ps,
+    recv_ovh: Ps,
+    latency: Ps,
+    copy_mbps: f64,
+    retry: Ps,
+    queues: u64,
+    queue_setup: Ps,
+    dq_message: Ps,
+    align: u64,
+    doorbell: Ps,
+}
+
+/// A dedicated queue in use: which source's transfer it was programmed for, and whether the
+/// destination buffer complied with the alignment rule.
+#[derive(Debug, Clone, Copy)]
+struct Programmed {
+    recv_aligned: bool,
+}
+
+pub struct RapidIo {
+    p: Params,
+    out_port: Vec<Resource>,
+    in_port: Vec<Resource>,
+    common: Vec<Credits>,
+    dedicated: Vec<Credits>,
+    /// (receiver, sender, rndv) -> the queue programmed for that transfer.
+    programmed: BTreeMap<(usize, usize, u64), Programmed>,
+    /// (sender, receiver) pairs whose last segment was rejected by a full common queue.
+    rejected: std::collections::BTreeSet<(usize, usize)>,
+    bounced: u64,
+}
+
+impl RapidIo {
+    pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
+        let segment = s.size("rapidio.segment_bytes");
+        let p = Params {
+            link_mbps: s.float("rapidio.link_mbps"),
+            efficiency: s.float("rapidio.packet_efficiency"),
+            segment,
+            message: segment * s.int("rapidio.message_segments") as u64,
+            header: s.size("rapidio.message_header"),
+            send_ovh: ns(s.float("rapidio.send_overhead_ns")),
+            recv_ovh: ns(s.float("rapidio.recv_overhead_ns")),
+            latency: ns(s.float("rapidio.latency_ns")),
+            copy_mbps: s.float("rapidio.copy_mbps"),
+            retry: ns(s.float("rapidio.retry_ns")),
+            queues: s.int("rapidio.dedicated_queues") as u64,
+            queue_setup: ns(s.float("rapidio.queue_setup_ns")),
+            dq_message: ns(s.float("rapidio.dq_message_ns")),
+            align: s.size("rapidio.align_bytes"),
+            doorbell: ns(s.float("rapidio.doorbell_ns")),
+        };
+        if p.header >= p.message {
+            return Err(crate::error::TransportError::Config(
+                "rapidio.message_header must be smaller than a message".into(),
+            ));
+        }
+        let cq = s.int("rapidio.common_queue_entries") as u64;
+        Ok(Box::new(RapidIo {
+            out_port: vec![Resource::default(); n],
+            in_port: vec![Resource::default(); n],
+            common: (0..n).map(|_| Credits::new(cq)).collect(),
+            dedicated: (0..n).map(|_| Credits::new(p.queues)).collect(),
+            programmed: BTreeMap::new(),
+            rejected: Default::default(),
+            bounced: 0,
+            p,
+        }))
+    }
+
+    /// Bytes on the link for a message of `bytes`: whole segments, at the packet efficiency.
+    fn on_link(&self, bytes: u64) -> u64 {
+        let segs = bytes.div_ceil(self.p.segment).max(1);
+        let full = (segs - 1) * self.p.segment + (bytes - (segs - 1) * self.p.segment).max(1);
+        (full as f64 / self.p.efficiency).ceil() as u64
+    }
+
+    /// Sends `msgs` messages of the given sizes from `src` to `dst`, each costing the sender
+    /// `per_msg` first; returns (sender free, last arrival).
+    fn messages(
+        &mut self,
+        src: usize,
+        dst: usize,
+        sizes: &[u64],
+        per_msg: Ps,
+        mut t: Ps,
+    ) -> (Ps, Ps) {
+        let mut arrival = t;
+        for &m in sizes {
+            t += per_msg;
+            let dur = transfer(self.on_link(m), self.p.link_mbps);
+            let mut out = self.out_port[src];
+            let mut inp = self.in_port[dst];
+            let (_, end) = Resource::reserve_all(&mut [&mut out, &mut inp], t, dur);
+            self.out_port[src] = out;
+            self.in_port[dst] = inp;
+            t = end;
+            arrival = end + self.p.latency;
+        }
+        (t, arrival)
+    }
+
+    /// Sizes of the common-queue messages carrying `bytes` (each with the MPI header).
+    fn split_common(&self, bytes: u64) -> Vec<u64> {
+        let room = self.p.message - self.p.header;
+        let k = bytes.div_ceil(room).max(1);
+        (0..k)
+            .map(|i| (bytes - i * room).min(room) + self.p.header)
+            .collect()
+    }
+
+    fn complies(&self, addr: u64, len: u64) -> bool {
+        addr.is_multiple_of(self.p.align) && len.is_multiple_of(self.p.segment)
+    }
+}
+
+impl Model for RapidIo {
+    fn offer(&mut self, w: &mut World, f: &FrameInfo, now: Ps) -> Result<Offer> {
+        match f.kind {
+            FragKind::Cts {
+                rndv,
+                len,
+                recv_addr,
+            } => {
+                // The receiver programs a dedicated queue (waiting while all are busy) and
+                // sends its mailbox number in a doorbell.
+                if !self.dedicated[f.src].take(1, now) {
+                    self.dedicated[f.src].wait(w, f.src, now);
+                    return Ok(Offer::Full {
+                        why: format!("a free dedicated queue on node {}", f.src),
+                    });
+                }
+                self.programmed.insert(
+                    (f.src, f.dst, rndv),
+                    Programmed {
+                        recv_aligned: self.complies(recv_addr, len),
+                    },
+                );
+                let t = now + self.p.queue_setup + self.p.doorbell;
+                let (_, end) = self.out_port[f.src].reserve(t, transfer(2, self.p.link_mbps));
+                Ok(Offer::Sent {
+                    sender_free: t,
+                    arrival: end + self.p.latency,
+                })
+            }
+            FragKind::Data { len, send_addr, .. } => {
+                // Through the programmed queue: no header, straight into the destination, but
+                // a misaligned source goes through a bounce buffer first.
+                let mut t = now;
+                if !self.complies(send_addr, len) {
+                    t += transfer(len, self.p.copy_mbps);
+                    self.bounced += 1;
+                }
+                let k = len.div_ceil(self.p.message).max(1);
+                let sizes: Vec<u64> = (0..k)
+                    .map(|i| (len - i * self.p.message).min(self.p.message))
+                    .collect();
+                let (free, arrival) = self.messages(f.src, f.dst, &sizes, self.p.dq_message, t);
+                Ok(Offer::Sent {
+                    sender_free: free,
+                    arrival,
+                })
+            }
+            _ => {
+                // Eager data and control through the receiver's common queue.
+                let sizes = self.split_common(f.bytes);
+                let k = sizes.len() as u64;
+                if !self.common[f.dst].take(k, now) {
+                    // The segment is rejected; it is resent once room has appeared.
+                    self.common[f.dst].wait(w, f.src, now);
+                    self.rejected.insert((f.src, f.dst));
+                    return Ok(Offer::Full {
+                        why: format!("room in node {}'s common queue", f.dst),
+                    });
+                }
+                let mut t = now + self.p.send_ovh;
+                if self.rejected.remove(&(f.src, f.dst)) {
+                    t += self.p.retry;
+                }
+                // The bounce copy into the send buffer.
+                t += transfer(f.bytes, self.p.copy_mbps);
+                let (free, arrival) = self.messages(f.src, f.dst, &sizes, 0, t);
+                Ok(Offer::Sent {
+                    sender_free: free,
+                    arrival,
+                })
+            }
+        }
+    }
+
+    fn take(&mut self, w: &mut World, f: &FrameInfo, _arrival: Ps, now: Ps) -> Result<Take> {
+        let cost = match f.kind {
+            FragKind::Cts { .. } => self.p.doorbell,
+            FragKind::Data {
+                rndv, len, last, ..
+            } => {
+                let key = (f.dst, f.src, rndv);
+                let prog = self
+                    .programmed
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(Programmed { recv_aligned: true });
+                let mut c = 0;
+                if !prog.recv_aligned {
+                    // Landed in a bounce buffer: copy it to the real destination.
+                    c += transfer(len, self.p.copy_mbps);
+                    self.bounced += 1;
+                }
+                if last {
+                    c += self.p.recv_ovh;
+                    self.programmed.remove(&key);
+                    self.dedicated[f.dst].give_back(w, 1, now + c);
+                }
+                c
+            }
+            _ => {
+                let k = self.split_common(f.bytes).len() as u64;
+                // Bounce copy out of the common queue and reassembly.
+                let c = self.p.recv_ovh + transfer(f.bytes, self.p.copy_mbps);
+                self.common[f.dst].give_back(w, k, now + c);
+                c
+            }
+        };
+        Ok(Take::Deliver { cost })
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "rapidio.payload_peak_mbps".into(),
+                format!("{:.1}", self.p.link_mbps * self.p.efficiency),
+            ),
+            ("rapidio.topology".into(), "nodes on one switch".into()),
+            ("rapidio.bounce_copies".into(), self.bounced.to_string()),
+        ]
+    }
+}
+
+fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
+    super::connect(ctx, "rapidio", RapidIo::build, |_, _| {})
+}
+
+/// The registry line's target.
+pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+    name: "rapidio",
+    kind: crate::fabric::FabricKind::Emulated,
+    summary: "RapidIO messaging (1890VM6Ya MPICH stack), emulated in virtual time; eager_limit is the small/large switch",
+    availability: crate::fabric::always_usable,
+    tunables,
+    defaults: &[],
+    replaces: &[],
+    connect,
+};

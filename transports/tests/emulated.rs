@@ -1,0 +1,178 @@
+//! Emulated-fabric mechanics that need more than the two ranks of the OSU suites, or buffers
+//! the suites never use: ring routing, alignment bounce copies, topology limits, deadlocks.
+
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use bench_core::bootstrap::{local, Bootstrap};
+use bench_core::tunables::Source;
+use transports::comm::Comm;
+use transports::fabric::{self, FabricContext};
+use transports::Result;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Runs `body` on `n` thread-ranks of fabric `name`; returns each rank's result.
+fn on<R: Send>(
+    name: &str,
+    n: usize,
+    sets: &[(&str, &str)],
+    body: impl Fn(&Comm) -> R + Sync,
+) -> Vec<Result<R>> {
+    let def = fabric::find(name).unwrap();
+    let registry = fabric::registry(&[]);
+    let mut settings = registry.defaults();
+    for (k, v) in def.defaults {
+        settings.set(&registry, k, v, Source::Fabric).unwrap();
+    }
+    for (k, v) in sets {
+        settings.set(&registry, k, v, Source::Cli).unwrap();
+    }
+    let (boots, _events) = local::group(n);
+    thread::scope(|s| {
+        let hs: Vec<_> = boots
+            .into_iter()
+            .map(|b| {
+                let settings = &settings;
+                let body = &body;
+                s.spawn(move || {
+                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
+                    let ctx = FabricContext { boot, settings };
+                    let comm = Comm::new((def.connect)(&ctx)?);
+                    let r = body(&comm);
+                    Ok(r)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// One-way latency in ns of `size`-byte ping-pongs between rank 0 and `peer`, measured by
+/// rank 0 on its virtual clock; other ranks idle.
+fn pingpong(c: &Comm, peer: usize, size: usize, offset: usize) -> u64 {
+    let mut sbuf = vec![0u8; size + 8192];
+    let mut rbuf = vec![0u8; size + 8192];
+    // page-align, then shift by `offset`
+    let sa = (sbuf.as_ptr() as usize).next_multiple_of(4096) - sbuf.as_ptr() as usize + offset;
+    let ra = (rbuf.as_ptr() as usize).next_multiple_of(4096) - rbuf.as_ptr() as usize + offset;
+    let iters = 5;
+    let me = c.rank();
+    let t0 = c.now();
+    for _ in 0..iters {
+        if me == 0 {
+            c.send(&sbuf[sa..sa + size], peer, 1).unwrap();
+            c.recv(&mut rbuf[ra..ra + size], peer, 1).unwrap();
+        } else if me == peer {
+            c.recv(&mut rbuf[ra..ra + size], 0, 1).unwrap();
+            c.send(&sbuf[sa..sa + size], 0, 1).unwrap();
+        }
+    }
+    let _ = &mut sbuf;
+    (c.now() - t0) / (2 * iters as u64)
+}
+
+#[test]
+fn a_ring_diagonal_is_slower_than_a_neighbour() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for size in [8usize, 65536] {
+        let r = on("hyperlink", 4, &[], |c| {
+            let near = pingpong(c, 1, size, 0);
+            c.barrier().unwrap();
+            let diagonal = pingpong(c, 2, size, 0);
+            c.barrier().unwrap();
+            (near, diagonal)
+        });
+        let (near, diagonal) = *r[0].as_ref().unwrap();
+        eprintln!("hyperlink ring, {size} B: neighbour {near} ns, diagonal {diagonal} ns one way");
+        assert!(
+            diagonal > near,
+            "size {size}: diagonal 0->2 via 1 took {diagonal} ns, neighbour {near} ns"
+        );
+    }
+}
+
+#[test]
+fn misaligned_buffers_cost_a_bounce_copy_on_rapidio() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let size = 64 * 1024;
+    let aligned = on("rapidio", 2, &[], |c| pingpong(c, 1, size, 0));
+    let shifted = on("rapidio", 2, &[], |c| pingpong(c, 1, size, 8));
+    let (a, m) = (*aligned[0].as_ref().unwrap(), *shifted[0].as_ref().unwrap());
+    eprintln!("rapidio 64 KiB one way: aligned {a} ns, misaligned by 8 bytes {m} ns");
+    // One extra copy of 64 KiB at the card's 800 MB/s is about 82 us on each side.
+    assert!(m > a + 100_000, "aligned {a} ns, misaligned {m} ns");
+    let facts = on("rapidio", 2, &[], |c| {
+        pingpong(c, 1, size, 8);
+        c.describe()
+    });
+    let f = facts[0].as_ref().unwrap();
+    let bounced = f
+        .iter()
+        .find(|(k, _)| k == "rapidio.bounce_copies")
+        .map(|(_, v)| v.parse::<u64>().unwrap())
+        .unwrap();
+    assert!(bounced > 0, "{f:?}");
+}
+
+#[test]
+fn hyperlink_refuses_topologies_it_does_not_have() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let r = on("hyperlink", 5, &[], |_| ());
+    let err = r.into_iter().find_map(|x| x.err()).unwrap().to_string();
+    assert!(err.contains("2, 3 (fully connected) or 4 (ring)"), "{err}");
+}
+
+#[test]
+fn an_application_deadlock_is_reported_not_hung() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let r = on("bxi", 2, &[], |c| {
+        // Both ranks receive first: nothing can ever arrive.
+        let mut b = [0u8; 8];
+        c.recv(&mut b, 1 - c.rank(), 0)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    });
+    for e in r {
+        let e = e.unwrap();
+        assert!(e.contains("deadlock"), "{e}");
+        assert!(
+            e.contains("rank 0 waits for") && e.contains("rank 1 waits for"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn every_emulated_result_is_reproducible_across_thread_timing() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // Host noise must not leak into virtual time: a busy host thread changes nothing.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let run = || {
+        on("hyperlink", 3, &[], |c| {
+            let mut out = Vec::new();
+            for peer in 1..3 {
+                out.push(pingpong(c, peer, 4096, 0));
+                c.barrier().unwrap();
+            }
+            out
+        })[0]
+            .as_ref()
+            .unwrap()
+            .clone()
+    };
+    let quiet = run();
+    let s2 = stop.clone();
+    let noise = thread::spawn(move || {
+        let mut x = 0u64;
+        while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        x
+    });
+    let busy = run();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    noise.join().unwrap();
+    assert_eq!(quiet, busy);
+}
