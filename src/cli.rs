@@ -55,9 +55,14 @@ pub struct RunArgs {
     )]
     pub fabric: String,
 
-    /// Number of ranks
-    #[arg(short = 'n', long = "ranks", default_value_t = 2, value_name = "N")]
-    pub ranks: usize,
+    /// Number of ranks (default 2; under mpirun or srun, the launcher's count)
+    #[arg(short = 'n', long = "ranks", value_name = "N")]
+    pub ranks: Option<usize>,
+
+    /// How ranks started by mpirun or srun meet: tcp://HOST:PORT (rank 0 serves it) or
+    /// dir:PATH (a directory every rank can see)
+    #[arg(long, value_name = "tcp://HOST:PORT|dir:PATH")]
+    pub bootstrap: Option<String>,
 
     /// Set a tunable, e.g. --set eager_limit=8K (repeatable; see `fabbench list tunables`)
     #[arg(long = "set", value_name = "NAME=VALUE")]

@@ -10,23 +10,39 @@ use transports::transport::Counters;
 /// The environment variable carrying the job spec to each rank.
 pub const SPEC_ENV: &str = "FABBENCH_SPEC";
 
+/// One fabric of a job and the tunables in force for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FabricJob {
+    pub fabric: String,
+    pub settings: Settings,
+}
+
+/// What every rank runs: each fabric in turn, each suite on it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobSpec {
     pub suites: Vec<String>,
-    pub fabric: String,
+    pub fabrics: Vec<FabricJob>,
     pub opts: RunOptions,
-    pub settings: Settings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RankEvent {
     /// Rank 0 begins a suite.
-    SuiteStart { suite: String, layout: Layout },
+    SuiteStart {
+        fabric: String,
+        suite: String,
+        layout: Layout,
+    },
     /// Rank 0 measured one size.
-    Point { suite: String, point: Point },
-    /// A rank finished; what its transport did.
+    Point {
+        fabric: String,
+        suite: String,
+        point: Point,
+    },
+    /// A rank finished a fabric; what its transport did.
     Done {
+        fabric: String,
         counters: Counters,
         facts: Vec<(String, String)>,
         virtual_time: bool,

@@ -1,13 +1,18 @@
-//! `fabbench run`: validates the plan, launches each fabric's job, prints OSU's layout as
-//! points arrive, and writes the run directory once everything succeeded.
+//! `fabbench run`: plans the run, starts the ranks (processes for native fabrics, threads for
+//! emulated ones, or, under mpirun/srun, the launcher's processes with rank 0 as frontend),
+//! prints OSU's layout as points arrive (one table with a column per fabric when several
+//! fabrics run), and writes the run directory once everything succeeded.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
-use bench_core::bootstrap::tcp::Server;
-use bench_core::bootstrap::{random_hex, Bootstrap as _};
+use bench_core::bootstrap::discover::{self, External};
+use bench_core::bootstrap::tcp::{Client, Server, ServerEvent};
+use bench_core::bootstrap::{random_hex, Bootstrap};
 use bench_core::launcher::{Job, LaunchError, Placement, RankCommand};
 use bench_core::machine::HostInfo;
 use bench_core::tunables::{Settings, Value};
@@ -19,8 +24,8 @@ use results::run_dir::RunDir;
 use transports::fabric::{FabricKind, ENGINE_TUNABLES};
 
 use crate::cli::RunArgs;
-use crate::events::{JobSpec, RankEvent, SPEC_ENV};
-use crate::plan::{self, FabricPlan, Plan};
+use crate::events::{FabricJob, JobSpec, RankEvent, SPEC_ENV};
+use crate::plan::{self, BootSpec, FabricPlan, Launch, Plan};
 use crate::signals;
 
 /// Exit statuses.
@@ -30,17 +35,50 @@ pub const EXIT_USAGE: i32 = 2;
 /// 128 + SIGINT, as shells report an interrupted command.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// How long rank 0 waits for the other ranks' last reports once its own work is done.
+const GRACE: Duration = Duration::from_secs(10);
+
 pub fn run(args: RunArgs) -> i32 {
-    let plan = match plan::plan(&args) {
-        Ok(p) => p,
-        Err(plan::UsageError(msg)) => {
-            eprintln!("error: {msg}");
+    let started = match discover::detect() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
+    let plan = match plan::plan(&args, &started) {
+        Ok(p) => p,
+        Err(plan::UsageError(msg)) => {
+            // Under a launcher every rank refuses; one line from rank 0 is enough.
+            if !matches!(&started, discover::Started::External(e) if e.rank != 0) {
+                eprintln!("error: {msg}");
+            }
+            return EXIT_USAGE;
+        }
+    };
+    match plan.launch.clone() {
+        Launch::Local => run_local(&plan),
+        Launch::External { ext, boot } => run_external(&plan, &ext, &boot),
+    }
+}
+
+fn job_spec(plan: &Plan, fabrics: &[&FabricPlan]) -> JobSpec {
+    JobSpec {
+        suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
+        fabrics: fabrics
+            .iter()
+            .map(|fp| FabricJob {
+                fabric: fp.def.name.to_string(),
+                settings: fp.settings.clone(),
+            })
+            .collect(),
+        opts: plan.opts.clone(),
+    }
+}
+
+fn run_local(plan: &Plan) -> i32 {
     let start = SystemTime::now();
-    let run_id = run_id(start, &plan);
-    let dir = match RunDir::create(&plan.out, &run_id) {
+    let dir = match RunDir::create(&plan.out, &run_id(start, plan)) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");
@@ -48,32 +86,33 @@ pub fn run(args: RunArgs) -> i32 {
         }
     };
     signals::install();
-    let mut printer = Printer::default();
-    let mut series = Vec::new();
-    let mut fabric_runs = Vec::new();
+    let mut report = Report::new(plan);
     for fp in &plan.fabrics {
         let outcome = match fp.def.kind {
-            FabricKind::Native => run_native(fp, &plan, &mut printer),
-            FabricKind::Emulated => run_emulated(fp, &plan, &mut printer),
+            FabricKind::Native => run_native(fp, plan, &mut report),
+            FabricKind::Emulated => run_emulated(fp, plan, &mut report),
             other => Err(format!(
                 "fabric {} runs as {other:?}, which this build cannot launch",
                 fp.def.name
             )),
         };
-        match outcome {
-            Ok((s, f)) => {
-                series.extend(s);
-                fabric_runs.push(f);
-            }
-            Err(msg) => {
-                eprintln!("error: {msg}");
-                return if signals::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-                    EXIT_INTERRUPTED
-                } else {
-                    EXIT_FAILED
-                };
-            }
+        if let Err(msg) = outcome {
+            eprintln!("error: {msg}");
+            return if signals::INTERRUPTED.load(Ordering::SeqCst) {
+                EXIT_INTERRUPTED
+            } else {
+                EXIT_FAILED
+            };
         }
+    }
+    finish(plan, report, dir, start)
+}
+
+/// Writes the run directory and renames it into place.
+fn finish(plan: &Plan, mut report: Report, dir: RunDir, start: SystemTime) -> i32 {
+    if plan.fabrics.len() > 1 {
+        let tables = report.combined_tables();
+        report.printer.print(&tables);
     }
     let manifest = Manifest {
         fabbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -82,22 +121,26 @@ pub fn run(args: RunArgs) -> i32 {
             .final_path()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or(run_id),
+            .unwrap_or_default(),
         command_line: std::env::args().collect(),
         start_time: humantime::format_rfc3339_seconds(start).to_string(),
         end_time: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         host: HostInfo::collect(),
         suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
         options: serde_json::to_value(&plan.opts).expect("options serialise"),
-        fabrics: fabric_runs,
+        fabrics: plan
+            .fabrics
+            .iter()
+            .map(|fp| report.fabric_run(fp))
+            .collect(),
     };
-    let run = Run { manifest, series };
-    match write_run(&dir, &run, &printer.text) {
-        Ok(()) => {}
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
+    let run = Run {
+        manifest,
+        series: std::mem::take(&mut report.series),
+    };
+    if let Err(e) = write_run(&dir, &run, &report.printer.text) {
+        eprintln!("error: {e}");
+        return EXIT_FAILED;
     }
     match dir.commit() {
         Ok(path) => {
@@ -154,16 +197,19 @@ impl Printer {
     }
 }
 
-/// The comment line that names fabbench, the fabric and the tunables in force.
-fn comment_line(suite: &str, fp: &FabricPlan, ranks: usize) -> String {
-    let kind = match fp.def.kind {
+fn kind_words(fp: &FabricPlan) -> &'static str {
+    match fp.def.kind {
         FabricKind::Native => "native",
         FabricKind::Emulated => "emulated, virtual time",
         FabricKind::Mpi => "mpi",
-    };
+    }
+}
+
+/// The tunables worth naming for a fabric: the engine's (less those that mean nothing there)
+/// and the fabric's own.
+fn tunables_line(fp: &FabricPlan) -> String {
     let prefix = format!("{}.", fp.def.name);
-    let shown: Vec<String> = fp
-        .settings
+    fp.settings
         .iter()
         .filter(|(name, _, _)| {
             // Placement and single copy mean nothing to an emulated fabric.
@@ -176,12 +222,18 @@ fn comment_line(suite: &str, fp: &FabricPlan, ranks: usize) -> String {
             engine || name.starts_with(&prefix)
         })
         .map(|(name, v, _)| format!("{name}={v}"))
-        .collect();
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The comment line that names fabbench, the fabric and the tunables in force.
+fn comment_line(suite: &str, fp: &FabricPlan, ranks: usize) -> String {
     format!(
-        "# fabbench {} {suite}: fabric {} ({kind}), {ranks} ranks; {}\n",
+        "# fabbench {} {suite}: fabric {} ({}), {ranks} ranks; {}\n",
         env!("CARGO_PKG_VERSION"),
         fp.def.name,
-        shown.join(" ")
+        kind_words(fp),
+        tunables_line(fp)
     )
 }
 
@@ -203,18 +255,37 @@ fn tunable_records(s: &Settings) -> BTreeMap<String, TunableRecord> {
         .collect()
 }
 
-/// Gathers one fabric's events into series, printing as it goes.
-struct Collector<'a> {
-    fp: &'a FabricPlan,
-    ranks: usize,
+/// Everything the ranks report, gathered; prints OSU text live when one fabric runs.
+struct Report<'a> {
+    plan: &'a Plan,
+    live: bool,
     cols: Columns,
+    printer: Printer,
     series: Vec<Series>,
-    done: Vec<Option<RankEvent>>,
+    done: BTreeMap<(String, usize), RankEvent>,
     failures: BTreeMap<usize, (String, String)>,
-    printer: &'a mut Printer,
 }
 
-impl Collector<'_> {
+impl<'a> Report<'a> {
+    fn new(plan: &'a Plan) -> Report<'a> {
+        Report {
+            plan,
+            live: plan.fabrics.len() == 1,
+            cols: Columns {
+                tail: plan.opts.tail,
+                validation: plan.opts.validate,
+            },
+            printer: Printer::default(),
+            series: Vec::new(),
+            done: BTreeMap::new(),
+            failures: BTreeMap::new(),
+        }
+    }
+
+    fn fabric(&self, name: &str) -> Option<&'a FabricPlan> {
+        self.plan.fabrics.iter().find(|f| f.def.name == name)
+    }
+
     fn on_event(&mut self, rank: usize, json: &str) {
         let ev: RankEvent = match serde_json::from_str(json) {
             Ok(e) => e,
@@ -224,46 +295,84 @@ impl Collector<'_> {
             }
         };
         match ev {
-            RankEvent::SuiteStart { suite, layout } => {
-                let comment = comment_line(&suite, self.fp, self.ranks);
-                self.printer
-                    .print(&osu::header(&layout, self.cols, &comment));
+            RankEvent::SuiteStart {
+                fabric,
+                suite,
+                layout,
+            } => {
+                let Some(fp) = self.fabric(&fabric) else {
+                    return;
+                };
+                if self.live {
+                    let comment = comment_line(&suite, fp, self.plan.ranks);
+                    self.printer
+                        .print(&osu::header(&layout, self.cols, &comment));
+                } else {
+                    eprintln!("# running {suite} on {fabric} ({})", kind_words(fp));
+                }
                 self.series.push(Series {
                     suite,
-                    fabric: self.fp.def.name.to_string(),
-                    emulated: self.fp.def.kind == FabricKind::Emulated,
-                    ranks: self.ranks,
+                    fabric,
+                    emulated: fp.def.kind == FabricKind::Emulated,
+                    ranks: self.plan.ranks,
                     layout,
                     points: Vec::new(),
                 });
             }
-            RankEvent::Point { suite, point } => {
-                if let Some(s) = self.series.iter_mut().rev().find(|s| s.suite == suite) {
-                    self.printer.print(&osu::row(&point, self.cols));
+            RankEvent::Point {
+                fabric,
+                suite,
+                point,
+            } => {
+                if let Some(s) = self
+                    .series
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.suite == suite && s.fabric == fabric)
+                {
+                    if self.live {
+                        self.printer.print(&osu::row(&point, self.cols));
+                    }
                     s.points.push(point);
                 }
             }
             ev @ RankEvent::Done { .. } => {
-                if rank < self.done.len() {
-                    self.done[rank] = Some(ev);
-                }
+                let RankEvent::Done { fabric, .. } = &ev else {
+                    unreachable!()
+                };
+                self.done.insert((fabric.clone(), rank), ev);
             }
             RankEvent::Failed { stage, message } => {
-                self.failures.insert(rank, (stage, message));
+                self.failures.entry(rank).or_insert((stage, message));
             }
         }
     }
 
-    fn fabric_run(&self) -> FabricRun {
+    /// The failure to report: a root cause rather than a rank that found its peer gone.
+    fn root_failure(&self) -> Option<String> {
+        let secondary = |m: &str| m.starts_with("deadlock") || m.contains(" is gone (");
+        self.failures
+            .iter()
+            .find(|(_, (_, m))| !secondary(m))
+            .or_else(|| self.failures.iter().next())
+            .map(|(rank, (stage, msg))| format!("rank {rank} failed during stage '{stage}': {msg}"))
+    }
+
+    fn all_done(&self, fabric: &str) -> bool {
+        (0..self.plan.ranks).all(|r| self.done.contains_key(&(fabric.to_string(), r)))
+    }
+
+    fn fabric_run(&self, fp: &FabricPlan) -> FabricRun {
         let mut facts = BTreeMap::new();
         let mut counters = Vec::new();
         let mut virtual_time = false;
-        for (rank, d) in self.done.iter().enumerate() {
+        for rank in 0..self.plan.ranks {
             if let Some(RankEvent::Done {
                 counters: c,
                 facts: f,
                 virtual_time: v,
-            }) = d
+                ..
+            }) = self.done.get(&(fp.def.name.to_string(), rank))
             {
                 counters.push(serde_json::json!({ "rank": rank, "counters": c }));
                 virtual_time |= *v;
@@ -273,103 +382,79 @@ impl Collector<'_> {
             }
         }
         FabricRun {
-            fabric: self.fp.def.name.to_string(),
-            kind: format!("{:?}", self.fp.def.kind).to_lowercase(),
-            emulated: self.fp.def.kind == FabricKind::Emulated,
+            fabric: fp.def.name.to_string(),
+            kind: format!("{:?}", fp.def.kind).to_lowercase(),
+            emulated: fp.def.kind == FabricKind::Emulated,
             virtual_time,
-            ranks: self.ranks,
-            tunables: tunable_records(&self.fp.settings),
+            ranks: self.plan.ranks,
+            tunables: tunable_records(&fp.settings),
             counters,
             facts,
         }
     }
+
+    /// One OSU-style table per suite with a column per fabric (runs with several fabrics).
+    fn combined_tables(&self) -> String {
+        let mut out = String::new();
+        for suite in &self.plan.suites {
+            let per: Vec<&Series> = self
+                .plan
+                .fabrics
+                .iter()
+                .filter_map(|fp| {
+                    self.series
+                        .iter()
+                        .find(|s| s.suite == suite.name() && s.fabric == fp.def.name)
+                })
+                .collect();
+            let Some(first) = per.first() else { continue };
+            let mut comment = format!(
+                "# fabbench {} {}: {} ranks; a column per fabric\n",
+                env!("CARGO_PKG_VERSION"),
+                suite.name(),
+                self.plan.ranks
+            );
+            for fp in &self.plan.fabrics {
+                comment.push_str(&format!(
+                    "# {} ({}): {}\n",
+                    fp.def.name,
+                    kind_words(fp),
+                    tunables_line(fp)
+                ));
+            }
+            let columns: Vec<String> = per
+                .iter()
+                .map(|s| format!("{} {}", s.fabric, s.layout.column))
+                .collect();
+            out.push_str(&osu::header_multi(
+                &first.layout,
+                &columns,
+                self.cols.validation,
+                &comment,
+            ));
+            let sizes: Vec<u64> = first.points.iter().map(|p| p.size).collect();
+            for size in sizes {
+                let points: Vec<Option<&bench_core::measure::Point>> = per
+                    .iter()
+                    .map(|s| s.points.iter().find(|p| p.size == size))
+                    .collect();
+                out.push_str(&osu::row_multi(
+                    size,
+                    &points,
+                    &columns,
+                    self.cols.validation,
+                ));
+            }
+        }
+        out
+    }
 }
 
-fn job_spec(fp: &FabricPlan, plan: &Plan) -> JobSpec {
-    JobSpec {
-        suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
-        fabric: fp.def.name.to_string(),
-        opts: plan.opts.clone(),
-        settings: fp.settings.clone(),
-    }
-}
-
-/// An emulated fabric's ranks are threads of this process under the discrete-event
-/// scheduler; their events arrive on an in-process channel.
-fn run_emulated(
-    fp: &FabricPlan,
-    plan: &Plan,
-    printer: &mut Printer,
-) -> Result<(Vec<Series>, FabricRun), String> {
-    let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
-    let spec = std::sync::Arc::new(job_spec(fp, plan));
-    let mut collector = Collector {
-        fp,
-        ranks: plan.ranks,
-        cols: Columns {
-            tail: plan.opts.tail,
-            validation: plan.opts.validate,
-        },
-        series: Vec::new(),
-        done: vec![None; plan.ranks],
-        failures: BTreeMap::new(),
-        printer,
-    };
-    let mut threads = Vec::new();
-    for b in boots {
-        let spec = spec.clone();
-        let rank = b.rank();
-        let h = std::thread::Builder::new()
-            .name(format!("{}-rank{rank}", fp.def.name))
-            .spawn(move || {
-                let boot: std::sync::Arc<dyn bench_core::bootstrap::Bootstrap> =
-                    std::sync::Arc::new(b);
-                crate::rank::run_reporting(&spec, boot)
-            })
-            .map_err(|e| format!("cannot start rank threads: {e}"))?;
-        threads.push(h);
-    }
-    // Events flow until every rank thread has dropped its end of the channel.
-    loop {
-        if signals::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err("interrupted".into());
-        }
-        match events.recv_timeout(Duration::from_millis(20)) {
-            Ok((rank, json)) => collector.on_event(rank, &json),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    for (rank, h) in threads.into_iter().enumerate() {
-        if h.join().is_err() {
-            collector
-                .failures
-                .entry(rank)
-                .or_insert_with(|| ("unknown".into(), "the rank thread panicked".into()));
-        }
-    }
-    // The root cause, not the ranks that then found their peer gone.
-    let root = collector
-        .failures
-        .iter()
-        .find(|(_, (_, m))| !m.starts_with("deadlock"))
-        .or_else(|| collector.failures.iter().next());
-    if let Some((rank, (stage, msg))) = root {
-        return Err(format!("rank {rank} failed during stage '{stage}': {msg}"));
-    }
-    let fr = collector.fabric_run();
-    Ok((collector.series, fr))
-}
-
-fn run_native(
-    fp: &FabricPlan,
-    plan: &Plan,
-    printer: &mut Printer,
-) -> Result<(Vec<Series>, FabricRun), String> {
+fn run_native(fp: &FabricPlan, plan: &Plan, report: &mut Report) -> Result<(), String> {
     let token = random_hex(16);
     let job_id = random_hex(6);
     let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
-    let spec = job_spec(fp, plan);
+    let spec = job_spec(plan, &[fp]);
     let program =
         std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
     let cmd = RankCommand {
@@ -385,51 +470,31 @@ fn run_native(
         bind_to_core: fp.settings.text("bind") == "core",
         grace: Duration::from_secs(2),
     };
-    let mut collector = Collector {
-        fp,
-        ranks: plan.ranks,
-        cols: Columns {
-            tail: plan.opts.tail,
-            validation: plan.opts.validate,
-        },
-        series: Vec::new(),
-        done: vec![None; plan.ranks],
-        failures: BTreeMap::new(),
-        printer,
-    };
     let outcome = Job::spawn(&cmd, &placement, server, &token, &job_id)
-        .and_then(|job| job.supervise(&mut |r, j| collector.on_event(r, j), &signals::INTERRUPTED));
+        .and_then(|job| job.supervise(&mut |r, j| report.on_event(r, j), &signals::INTERRUPTED));
     // Whatever happened, no segment of this job may outlive it.
     transports::shm::segment::cleanup_job(&job_id);
     match outcome {
         Ok(()) => {
-            if let Some((rank, (stage, msg))) = collector.failures.iter().next() {
-                return Err(format!("rank {rank} failed during stage '{stage}': {msg}"));
+            if let Some(msg) = report.root_failure() {
+                return Err(msg);
             }
-            let missing: Vec<String> = collector
-                .done
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.is_none())
-                .map(|(r, _)| r.to_string())
-                .collect();
-            if !missing.is_empty() {
+            if !report.all_done(fp.def.name) {
                 return Err(format!(
-                    "rank {} ended without reporting its results",
-                    missing.join(", ")
+                    "a rank of {} ended without reporting its results",
+                    fp.def.name
                 ));
             }
-            let fr = collector.fabric_run();
-            Ok((collector.series, fr))
+            Ok(())
         }
         Err(LaunchError::RankFailed { rank, how, stage }) => {
-            let detail = collector
+            let detail = report
                 .failures
                 .get(&rank)
                 .map(|(_, m)| format!(": {m}"))
                 .unwrap_or_default();
             let stage = stage
-                .or_else(|| collector.failures.get(&rank).map(|(s, _)| s.clone()))
+                .or_else(|| report.failures.get(&rank).map(|(s, _)| s.clone()))
                 .map(|s| format!(" during stage '{s}'"))
                 .unwrap_or_default();
             Err(format!(
@@ -438,4 +503,280 @@ fn run_native(
         }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// An emulated fabric's ranks are threads of this process under the discrete-event
+/// scheduler; their events arrive on an in-process channel.
+fn run_emulated(fp: &FabricPlan, plan: &Plan, report: &mut Report) -> Result<(), String> {
+    let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
+    let spec = Arc::new(job_spec(plan, &[fp]));
+    let mut threads = Vec::new();
+    for b in boots {
+        let spec = spec.clone();
+        let rank = b.rank();
+        let h = std::thread::Builder::new()
+            .name(format!("{}-rank{rank}", fp.def.name))
+            .spawn(move || {
+                let boot: Arc<dyn Bootstrap> = Arc::new(b);
+                crate::rank::run_reporting(&spec, boot)
+            })
+            .map_err(|e| format!("cannot start rank threads: {e}"))?;
+        threads.push(h);
+    }
+    // Events flow until every rank thread has dropped its end of the channel.
+    loop {
+        if signals::INTERRUPTED.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        match events.recv_timeout(Duration::from_millis(20)) {
+            Ok((rank, json)) => report.on_event(rank, &json),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for (rank, h) in threads.into_iter().enumerate() {
+        if h.join().is_err() {
+            report
+                .failures
+                .entry(rank)
+                .or_insert_with(|| ("unknown".into(), "the rank thread panicked".into()));
+        }
+    }
+    match report.root_failure() {
+        Some(msg) => Err(msg),
+        None => Ok(()),
+    }
+}
+
+/// The token ranks of an externally launched job present to rank 0's bootstrap server: the
+/// same for all of them without any exchange (the launcher's job id), or FABBENCH_TOKEN.
+fn external_token(ext: &External) -> String {
+    std::env::var("FABBENCH_TOKEN").unwrap_or_else(|_| {
+        format!(
+            "{}-{}",
+            ext.launcher.replace(' ', "_"),
+            ext.job.as_deref().unwrap_or("job")
+        )
+    })
+}
+
+fn external_job(ext: &External) -> String {
+    ext.job
+        .clone()
+        .unwrap_or_else(|| "job".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Under mpirun or srun: every process is one rank; rank 0 is also the frontend.
+fn run_external(plan: &Plan, ext: &External, boot: &BootSpec) -> i32 {
+    let spec = job_spec(plan, &plan.fabrics.iter().collect::<Vec<_>>());
+    let token = external_token(ext);
+    let job = external_job(ext);
+    if ext.rank != 0 {
+        let b: Arc<dyn Bootstrap> = match boot {
+            BootSpec::Tcp(hp) => {
+                match Client::connect(&format!("tcp://{hp}"), ext.rank, ext.size, &token, &job) {
+                    Ok(c) => Arc::new(c),
+                    Err(e) => {
+                        eprintln!("error: rank {}: {e}", ext.rank);
+                        return EXIT_FAILED;
+                    }
+                }
+            }
+            BootSpec::Dir(path) => {
+                match bench_core::bootstrap::dir::Dir::new(path, &job, ext.rank, ext.size) {
+                    Ok(d) => Arc::new(d),
+                    Err(e) => {
+                        eprintln!("error: rank {}: {e}", ext.rank);
+                        return EXIT_FAILED;
+                    }
+                }
+            }
+        };
+        return if crate::rank::run_reporting(&spec, b) {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        };
+    }
+    // Rank 0: the frontend.
+    let start = SystemTime::now();
+    let dir = match RunDir::create(&plan.out, &run_id(start, plan)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    signals::install();
+    let mut report = Report::new(plan);
+    let outcome = match boot {
+        BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, &token, &job, spec, &mut report),
+        BootSpec::Dir(path) => external_dir(plan, ext, path, &job, spec, &mut report),
+    };
+    if let Err(msg) = outcome {
+        eprintln!("error: {msg}");
+        return if signals::INTERRUPTED.load(Ordering::SeqCst) {
+            EXIT_INTERRUPTED
+        } else {
+            EXIT_FAILED
+        };
+    }
+    finish(plan, report, dir, start)
+}
+
+/// Rank 0 serves the bootstrap on HOST:PORT and runs its own rank in a thread.
+fn external_tcp(
+    plan: &Plan,
+    ext: &External,
+    hostport: &str,
+    token: &str,
+    job: &str,
+    spec: JobSpec,
+    report: &mut Report,
+) -> Result<(), String> {
+    let port = hostport.rsplit_once(':').map(|(_, p)| p).unwrap_or("0");
+    let server = Server::start(hostport, ext.size, token)
+        .or_else(|_| Server::start(&format!("0.0.0.0:{port}"), ext.size, token))
+        .map_err(|e| format!("rank 0 cannot serve the bootstrap: {e}"))?;
+    // Through the address the other ranks use, so rank 0's fabric traffic picks the interface
+    // that reaches them (tcp.if=auto), not loopback.
+    let client = Client::connect(&format!("tcp://{hostport}"), 0, ext.size, token, job)
+        .or_else(|_| {
+            let local = format!("tcp://127.0.0.1:{}", server.addr().port());
+            Client::connect(&local, 0, ext.size, token, job)
+        })
+        .map_err(|e| e.to_string())?;
+    let me = std::thread::spawn(move || crate::rank::run_reporting(&spec, Arc::new(client)));
+    let mut stages: BTreeMap<usize, String> = BTreeMap::new();
+    let mut connected = vec![false; ext.size];
+    let mut closed = vec![false; ext.size];
+    let mut finished_at: Option<Instant> = None;
+    loop {
+        if signals::INTERRUPTED.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        if let Some(ev) = server.next_event(Duration::from_millis(20)) {
+            match ev {
+                ServerEvent::Hello { rank } => connected[rank] = true,
+                ServerEvent::Closed { rank } => closed[rank] = true,
+                ServerEvent::Stage { rank, text } => {
+                    stages.insert(rank, text);
+                }
+                ServerEvent::Event { rank, json } => report.on_event(rank, &json),
+                ServerEvent::Rejected { peer, reason } => {
+                    tracing::warn!("bootstrap refused a connection from {peer}: {reason}")
+                }
+            }
+            continue;
+        }
+        if me.is_finished() && finished_at.is_none() {
+            finished_at = Some(Instant::now());
+        }
+        if let Some(t) = finished_at {
+            let everyone_closed = (0..ext.size).all(|r| !connected[r] || closed[r]);
+            if everyone_closed || t.elapsed() > GRACE {
+                break;
+            }
+        }
+    }
+    let ok = me.join().unwrap_or(false);
+    if let Some(msg) = report.root_failure() {
+        return Err(msg);
+    }
+    if !ok {
+        return Err("rank 0 failed".into());
+    }
+    for fp in &plan.fabrics {
+        if !report.all_done(fp.def.name) {
+            let missing: Vec<String> = (0..plan.ranks)
+                .filter(|r| !report.done.contains_key(&(fp.def.name.to_string(), *r)))
+                .map(|r| match stages.get(&r) {
+                    Some(s) => format!("rank {r} (last stage '{s}')"),
+                    None => format!("rank {r}"),
+                })
+                .collect();
+            return Err(format!(
+                "{} did not report results for fabric {}",
+                missing.join(", "),
+                fp.def.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0 meets the others through a shared directory and runs its own rank in a thread.
+fn external_dir(
+    plan: &Plan,
+    ext: &External,
+    path: &std::path::Path,
+    job: &str,
+    spec: JobSpec,
+    report: &mut Report,
+) -> Result<(), String> {
+    use bench_core::bootstrap::dir::Dir;
+    let watcher = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
+    let mine = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
+    let me = std::thread::spawn(move || crate::rank::run_reporting(&spec, Arc::new(mine)));
+    let mut finished_at: Option<Instant> = None;
+    let result = loop {
+        if signals::INTERRUPTED.load(Ordering::SeqCst) {
+            break Err("interrupted".to_string());
+        }
+        let events = watcher.take_events();
+        let quiet = events.is_empty();
+        for (rank, json) in events {
+            report.on_event(rank, &json);
+        }
+        if me.is_finished() && finished_at.is_none() {
+            finished_at = Some(Instant::now());
+        }
+        if let Some(t) = finished_at {
+            let all = plan.fabrics.iter().all(|fp| report.all_done(fp.def.name));
+            if all || !report.failures.is_empty() || t.elapsed() > GRACE {
+                break Ok(());
+            }
+        }
+        if quiet {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let ok = me.join().unwrap_or(false);
+    let stage_of = |r: usize| watcher.stage_of(r);
+    let outcome = result.and_then(|_| {
+        if let Some(msg) = report.root_failure() {
+            return Err(msg);
+        }
+        if !ok {
+            return Err("rank 0 failed".into());
+        }
+        for fp in &plan.fabrics {
+            if !report.all_done(fp.def.name) {
+                let missing: Vec<String> = (0..plan.ranks)
+                    .filter(|r| !report.done.contains_key(&(fp.def.name.to_string(), *r)))
+                    .map(|r| match stage_of(r) {
+                        Some(s) => format!("rank {r} (last stage '{s}')"),
+                        None => format!("rank {r}"),
+                    })
+                    .collect();
+                return Err(format!(
+                    "{} did not report results for fabric {}",
+                    missing.join(", "),
+                    fp.def.name
+                ));
+            }
+        }
+        Ok(())
+    });
+    watcher.remove();
+    outcome
 }

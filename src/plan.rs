@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use bench_core::bootstrap::discover::{External, Started};
 use bench_core::size::{format_size, parse_size};
 use bench_core::tunables::{Registry, Settings, Source};
 use suites::{RunOptions, Suite, MAX_MESSAGE_SIZE};
@@ -19,12 +20,49 @@ pub struct FabricPlan {
     pub settings: Settings,
 }
 
+/// Where ranks of an externally launched job meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootSpec {
+    /// `tcp://HOST:PORT`: rank 0 serves it on HOST:PORT, the others connect.
+    Tcp(String),
+    /// `dir:PATH`: a directory every rank sees.
+    Dir(PathBuf),
+}
+
+/// How this run's ranks start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// fabbench starts them (processes for native fabrics, threads for emulated ones).
+    Local,
+    /// mpirun or srun started this process as one rank.
+    External { ext: External, boot: BootSpec },
+}
+
 pub struct Plan {
     pub suites: Vec<&'static dyn Suite>,
     pub fabrics: Vec<FabricPlan>,
     pub ranks: usize,
     pub opts: RunOptions,
     pub out: PathBuf,
+    pub launch: Launch,
+}
+
+fn boot_spec(text: &str) -> Result<BootSpec, UsageError> {
+    if let Some(hp) = text.strip_prefix("tcp://") {
+        let ok = hp
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+        if ok {
+            return Ok(BootSpec::Tcp(hp.to_string()));
+        }
+    } else if let Some(path) = text.strip_prefix("dir:") {
+        if !path.is_empty() {
+            return Ok(BootSpec::Dir(PathBuf::from(path)));
+        }
+    }
+    Err(usage(format!(
+        "--bootstrap {text}: use tcp://HOST:PORT (rank 0 serves it) or dir:PATH (a directory every rank sees)"
+    )))
 }
 
 const MAX_WINDOW: u64 = 1024;
@@ -33,7 +71,41 @@ fn usage(msg: impl Into<String>) -> UsageError {
     UsageError(msg.into())
 }
 
-pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
+pub fn plan(args: &RunArgs, started: &Started) -> Result<Plan, UsageError> {
+    let (ranks, launch) = match started {
+        Started::External(ext) => {
+            if let Some(n) = args.ranks.filter(|n| *n != ext.size) {
+                return Err(usage(format!(
+                    "-n {n} disagrees with {}, which started {} ranks; leave -n out under a launcher",
+                    ext.launcher, ext.size
+                )));
+            }
+            let boot = match &args.bootstrap {
+                Some(b) => boot_spec(b)?,
+                None => {
+                    return Err(usage(format!(
+                        "started by {} as rank {} of {}: give --bootstrap tcp://HOST:PORT (rank 0 serves it) or --bootstrap dir:PATH",
+                        ext.launcher, ext.rank, ext.size
+                    )))
+                }
+            };
+            (
+                ext.size,
+                Launch::External {
+                    ext: ext.clone(),
+                    boot,
+                },
+            )
+        }
+        _ => {
+            if let Some(b) = &args.bootstrap {
+                return Err(usage(format!(
+                    "--bootstrap {b} is for ranks started by mpirun or srun; fabbench starts its own ranks here"
+                )));
+            }
+            (args.ranks.unwrap_or(2), Launch::Local)
+        }
+    };
     let suites = args
         .suites
         .iter()
@@ -47,12 +119,11 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     for s in &suites {
-        if !s.ranks().allows(args.ranks) {
+        if !s.ranks().allows(ranks) {
             return Err(usage(format!(
-                "{} needs {}, got -n {}",
+                "{} needs {}, got -n {ranks}",
                 s.name(),
                 s.ranks().describe(),
-                args.ranks
             )));
         }
     }
@@ -119,6 +190,11 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
             )));
         }
         fabric::check_usable(def).map_err(|e| usage(e.to_string()))?;
+        if def.kind == fabric::FabricKind::Emulated && launch != Launch::Local {
+            return Err(usage(format!(
+                "fabric {name} is emulated: its ranks run as threads of one fabbench process; run it without mpirun or srun"
+            )));
+        }
         let card = match (&model, &model_target) {
             (Some((_, values)), Some(t)) if t == name => Some(values.as_slice()),
             _ => None,
@@ -129,9 +205,10 @@ pub fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
     Ok(Plan {
         suites,
         fabrics,
-        ranks: args.ranks,
+        ranks,
         opts,
         out: args.out.clone(),
+        launch,
     })
 }
 
@@ -241,6 +318,31 @@ pub fn message_sizes(text: &str) -> Result<(Option<u64>, Option<u64>), UsageErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bootstrap_addresses() {
+        assert_eq!(
+            boot_spec("tcp://node1:7000"),
+            Ok(BootSpec::Tcp("node1:7000".into()))
+        );
+        assert_eq!(
+            boot_spec("dir:/shared/x"),
+            Ok(BootSpec::Dir("/shared/x".into()))
+        );
+        for bad in [
+            "tcp://node1",
+            "tcp://:7",
+            "tcp://h:99999",
+            "dir:",
+            "udp://h:1",
+            "h:1",
+        ] {
+            assert!(
+                boot_spec(bad).unwrap_err().0.contains("tcp://HOST:PORT"),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn message_size_forms() {

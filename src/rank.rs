@@ -80,18 +80,29 @@ fn send(boot: &dyn Bootstrap, ev: &RankEvent) -> Result<(), String> {
 }
 
 /// Runs the job; an error carries (stage, message).
-fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)> {
-    let def = fabric::find(&spec.fabric).ok_or_else(|| {
+pub fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)> {
+    for job in &spec.fabrics {
+        run_fabric(spec, job, boot.clone())?;
+    }
+    Ok(())
+}
+
+fn run_fabric(
+    spec: &JobSpec,
+    job: &crate::events::FabricJob,
+    boot: Arc<dyn Bootstrap>,
+) -> Result<(), (String, String)> {
+    let def = fabric::find(&job.fabric).ok_or_else(|| {
         (
             "setup".to_string(),
-            format!("unknown fabric '{}'", spec.fabric),
+            format!("unknown fabric '{}'", job.fabric),
         )
     })?;
     let stage = format!("connect fabric {}", def.name);
     boot.report_stage(&stage);
     let ctx = FabricContext {
         boot: boot.clone(),
-        settings: &spec.settings,
+        settings: &job.settings,
     };
     let transport = (def.connect)(&ctx).map_err(|e| (stage.clone(), e.to_string()))?;
     let comm = Comm::new(transport);
@@ -104,6 +115,7 @@ fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)>
             send(
                 boot.as_ref(),
                 &RankEvent::SuiteStart {
+                    fabric: job.fabric.clone(),
                     suite: name.clone(),
                     layout: suite.layout(),
                 },
@@ -115,6 +127,7 @@ fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)>
             send(
                 b.as_ref(),
                 &RankEvent::Point {
+                    fabric: job.fabric.clone(),
                     suite: name.clone(),
                     point,
                 },
@@ -125,10 +138,11 @@ fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)>
             .run(&comm, &spec.opts, &mut emit)
             .map_err(|e| fail(&comm, e.to_string()))?;
     }
-    comm.set_stage("finish");
+    comm.set_stage(&format!("finish fabric {}", def.name));
     send(
         boot.as_ref(),
         &RankEvent::Done {
+            fabric: job.fabric.clone(),
             counters: comm.counters(),
             facts: comm.describe(),
             virtual_time: comm.virtual_time(),
@@ -136,5 +150,5 @@ fn run(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> Result<(), (String, String)>
     )
     .map_err(|e| fail(&comm, e))?;
     comm.finish()
-        .map_err(|e| ("finish".to_string(), e.to_string()))
+        .map_err(|e| (format!("finish fabric {}", def.name), e.to_string()))
 }

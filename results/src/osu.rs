@@ -83,6 +83,59 @@ pub fn row(point: &Point, cols: Columns) -> String {
     out
 }
 
+/// A column's width: OSU's 20, or wider for a longer header.
+fn width(header: &str) -> usize {
+    FIELD_WIDTH.max(header.len() + 1)
+}
+
+/// The header of a table with one value column per fabric (`columns` are their headers).
+pub fn header_multi(
+    layout: &Layout,
+    columns: &[String],
+    validation: bool,
+    comment: &str,
+) -> String {
+    let mut out = format!("\n# {}\n# Datatype: MPI_CHAR.\n{comment}", layout.title);
+    out.push_str(&format!("{:<SIZE_WIDTH$}", "# Size"));
+    for c in columns {
+        out.push_str(&format!("{c:>w$}", w = width(c)));
+    }
+    if validation {
+        out.push_str(&format!("{:>FIELD_WIDTH$}", "Validation"));
+    }
+    out.push('\n');
+    out
+}
+
+/// A row of that table: the OSU figure of each fabric at `size` ("-" where one has none);
+/// validation passes only if every fabric passed.
+pub fn row_multi(
+    size: u64,
+    points: &[Option<&Point>],
+    columns: &[String],
+    validation: bool,
+) -> String {
+    let mut out = format!("{size:<SIZE_WIDTH$}");
+    for (p, c) in points.iter().zip(columns) {
+        let w = width(c);
+        match p {
+            Some(p) => out.push_str(&format!("{:>w$.FLOAT_PRECISION$}", p.headline())),
+            None => out.push_str(&format!("{:>w$}", "-")),
+        }
+    }
+    if validation {
+        let all = points
+            .iter()
+            .all(|p| p.is_some_and(|p| p.validated == Some(true)));
+        out.push_str(&format!(
+            "{:>FIELD_WIDTH$}",
+            if all { "Pass" } else { "Fail" }
+        ));
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +199,30 @@ mod tests {
         assert_eq!(
             r,
             "1024                      0.51                Pass                0.50                0.90                0.99\n"
+        );
+    }
+
+    #[test]
+    fn a_column_per_fabric() {
+        let cols = vec![
+            "shm Avg Latency(us)".to_string(),
+            "hyperlink Avg Latency(us)".to_string(),
+        ];
+        let h = header_multi(&layout(), &cols, false, "# c\n");
+        assert!(
+            h.ends_with("# Size     shm Avg Latency(us) hyperlink Avg Latency(us)\n"),
+            "{h:?}"
+        );
+        let p = Point {
+            size: 8,
+            metric: Metric::Latency { divisor: 2.0 },
+            samples_ns: vec![300],
+            validated: Some(true),
+        };
+        let r = row_multi(8, &[Some(&p), None], &cols, true);
+        assert_eq!(
+            r,
+            "8                         0.15                         -                Fail\n"
         );
     }
 

@@ -340,7 +340,7 @@ impl Engine {
         &self,
         core: &mut Core,
         mut done: impl FnMut(&mut State) -> Result<bool>,
-        what: impl Fn(&State) -> (String, String),
+        what: impl Fn(&State) -> Pending,
     ) -> Result<()> {
         let mut w = Waiter::default();
         loop {
@@ -376,20 +376,21 @@ impl Waiter {
         &mut self,
         core: &mut Core,
         timeout: Duration,
-        what: &dyn Fn(&State) -> (String, String),
+        what: &dyn Fn(&State) -> Pending,
     ) -> Result<()> {
         self.idle += 1;
         core.wire.idle(self.idle)?;
         if !self.idle.is_multiple_of(CHECK_EVERY) {
             return Ok(());
         }
+        let pending = what(&core.st);
         core.wire
-            .check_peers()
+            .check_peers(pending.rank)
             .map_err(|e| with_stage(e, &core.st.stage))?;
         // The clock starts at the first check, so the fast path never reads it.
         let start = *self.since.get_or_insert_with(Instant::now);
         if start.elapsed() >= timeout {
-            let (peer, what) = what(&core.st);
+            let Pending { peer, what, .. } = pending;
             let e = TransportError::Timeout {
                 peer,
                 what,
@@ -883,6 +884,12 @@ impl Core {
     /// Returns whether anything happened.
     #[inline]
     fn progress(&mut self) -> Result<bool> {
+        self.progress_inner()
+            .map_err(|e| with_stage(e, &self.st.stage))
+    }
+
+    #[inline]
+    fn progress_inner(&mut self) -> Result<bool> {
         let mut active = false;
         if self.st.ctrl_count > 0 {
             active |= self.flush_ctrl()?;
@@ -1247,7 +1254,11 @@ impl Transport for Engine {
                 let (hb, hn) = encode(&h);
                 let payload = std::slice::from_raw_parts(buf, len);
                 let kind = FragKind::Eager { len: len as u64 };
-                if core.wire.try_send(dst, kind, &hb[..hn], payload)? {
+                let sent = core
+                    .wire
+                    .try_send(dst, kind, &hb[..hn], payload)
+                    .map_err(|e| with_stage(e, &core.st.stage))?;
+                if sent {
                     core.st.counters.frames_sent += 1;
                     core.st.counters.bytes_sent += len as u64;
                     return Ok(ReqId::DONE);
@@ -1264,7 +1275,12 @@ impl Transport for Engine {
             phase: SendPhase::Queued,
         }));
         let idx = (id.0 & 0xffff_ffff) as usize;
-        if !eager && core.st.pending_first[dst].is_empty() && core.emit_first(idx)? {
+        if !eager
+            && core.st.pending_first[dst].is_empty()
+            && core
+                .emit_first(idx)
+                .map_err(|e| with_stage(e, &core.st.stage))?
+        {
             return Ok(id);
         }
         core.st.pending_first[dst].push_back(idx as u32);
@@ -1312,15 +1328,15 @@ impl Transport for Engine {
         let core = &mut *guard;
         self.check_source(src)?;
         let ctx = ctx as u8;
-        let what = |_: &State| {
-            (
-                src.map(|s| format!("rank {s}"))
-                    .unwrap_or_else(|| "any rank".into()),
-                format!(
-                    "a message with tag {} ({cap} bytes of room)",
-                    tag.map(|t| t.to_string()).unwrap_or_else(|| "any".into())
-                ),
-            )
+        let what = |_: &State| Pending {
+            rank: src,
+            peer: src
+                .map(|s| format!("rank {s}"))
+                .unwrap_or_else(|| "any rank".into()),
+            what: format!(
+                "a message with tag {} ({cap} bytes of room)",
+                tag.map(|t| t.to_string()).unwrap_or_else(|| "any".into())
+            ),
         };
         // Fast path: with nothing posted, unexpected or in flight, no earlier receive can
         // claim an arriving message, so an eager frame that matches is ours: copy it out of
@@ -1329,7 +1345,7 @@ impl Transport for Engine {
         while core.st.quiet() {
             let mut got = None;
             let st = &mut core.st;
-            let n = core.wire.poll(&mut |peer, frame| {
+            let polled = core.wire.poll(&mut |peer, frame| {
                 if got.is_none() {
                     if let Some(status) = st.fast_match(peer, frame, buf, cap, src, tag, ctx)? {
                         got = Some(status);
@@ -1337,7 +1353,8 @@ impl Transport for Engine {
                     }
                 }
                 st.on_frame(peer, frame)
-            })?;
+            });
+            let n = polled.map_err(|e| with_stage(e, &core.st.stage))?;
             if let Some(status) = got {
                 return Ok(status);
             }
@@ -1456,8 +1473,15 @@ impl Transport for Engine {
     }
 }
 
-/// (peer, what) for the first still-pending request among `reqs`, for timeout messages.
-fn describe_pending(st: &State, reqs: &[ReqId]) -> (String, String) {
+/// What a wait is waiting for: the peer it depends on (None: any), and words for errors.
+struct Pending {
+    rank: Option<usize>,
+    peer: String,
+    what: String,
+}
+
+/// The first still-pending request among `reqs`, for liveness checks and timeout messages.
+fn describe_pending(st: &State, reqs: &[ReqId]) -> Pending {
     for r in reqs {
         if *r == ReqId::DONE {
             continue;
@@ -1473,17 +1497,20 @@ fn describe_pending(st: &State, reqs: &[ReqId]) -> (String, String) {
                     SendPhase::WaitCts => "the receiver to accept a rendezvous send",
                     SendPhase::Streaming { .. } => "room on the wire for rendezvous data",
                 };
-                return (
-                    format!("rank {}", s.dst),
-                    format!("{what} of {} bytes with tag {}", s.len, s.tag),
-                );
+                return Pending {
+                    rank: Some(s.dst),
+                    peer: format!("rank {}", s.dst),
+                    what: format!("{what} of {} bytes with tag {}", s.len, s.tag),
+                };
             }
             Op::Recv(rc) => {
-                let peer = match (&rc.phase, rc.src) {
-                    (RecvPhase::Receiving { from, .. }, _) => format!("rank {from}"),
-                    (_, Some(s)) => format!("rank {s}"),
-                    (_, None) => "any rank".into(),
+                let rank = match (&rc.phase, rc.src) {
+                    (RecvPhase::Receiving { from, .. }, _) => Some(*from),
+                    (_, s) => s,
                 };
+                let peer = rank
+                    .map(|r| format!("rank {r}"))
+                    .unwrap_or_else(|| "any rank".into());
                 let what = match rc.phase {
                     RecvPhase::Receiving { len, got, .. } => {
                         format!("rendezvous data ({got} of {len} bytes arrived)")
@@ -1496,12 +1523,16 @@ fn describe_pending(st: &State, reqs: &[ReqId]) -> (String, String) {
                         rc.cap
                     ),
                 };
-                return (peer, what);
+                return Pending { rank, peer, what };
             }
             _ => continue,
         }
     }
-    ("a peer".into(), "a request".into())
+    Pending {
+        rank: None,
+        peer: "a peer".into(),
+        what: "a request".into(),
+    }
 }
 
 #[cfg(test)]

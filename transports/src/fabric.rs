@@ -109,6 +109,7 @@ pub const ENGINE_TUNABLES: &[Def] = &[
 /// Every fabric, in the order `fabbench list` shows them.
 pub static FABRICS: &[FabricDef] = &[
     crate::shm::FABRIC,
+    crate::tcp::FABRIC,
     crate::emulated::hyperlink::FABRIC,
     crate::emulated::rapidio::FABRIC,
     crate::emulated::bxi::FABRIC,

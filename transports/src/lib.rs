@@ -19,3 +19,4 @@ pub mod comm;
 pub mod fabric;
 pub mod shm;
 pub mod spin;
+pub mod tcp;

@@ -91,8 +91,9 @@ pub trait Wire: Send {
     /// Called when a progress pass found nothing to do, `idle_rounds` times in a row. Real wires
     /// spin, then yield; emulated wires let virtual time move to the next arrival.
     fn idle(&mut self, idle_rounds: u64) -> Result<()>;
-    /// Fails if a peer is known to be gone.
-    fn check_peers(&mut self) -> Result<()>;
+    /// Fails if a peer a wait depends on is known to be gone: `awaited` is that peer, or None
+    /// when the wait could be satisfied by any peer.
+    fn check_peers(&mut self, awaited: Option<usize>) -> Result<()>;
     /// The wire's own facts for the manifest (e.g. which single-copy mechanism worked).
     fn describe(&self) -> Vec<(String, String)> {
         Vec::new()

@@ -128,6 +128,11 @@ impl Bootstrap for Local {
         true
     }
 
+    /// Every rank is in this process: fabric traffic stays on loopback.
+    fn local_ip(&self) -> Option<std::net::IpAddr> {
+        Some(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+    }
+
     fn send_event(&self, json: &str) -> Result<(), BootstrapError> {
         if let Some(tx) = self.shared.events.lock().unwrap().as_ref() {
             let _ = tx.send((self.rank, json.to_string()));

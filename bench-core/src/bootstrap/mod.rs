@@ -6,6 +6,8 @@
 //! launcher serves it over TCP on loopback ([`tcp::Server`]); every wait on it is bounded and
 //! a timeout names what was awaited.
 
+pub mod dir;
+pub mod discover;
 pub mod local;
 pub mod tcp;
 
@@ -18,7 +20,7 @@ pub enum BootstrapError {
     Timeout { what: String, after: Duration },
     #[error("bootstrap server {addr}: {reason}")]
     Server { addr: String, reason: String },
-    #[error("bootstrap address '{0}' is not valid: use tcp://HOST:PORT")]
+    #[error("bootstrap address '{0}' is not valid: use tcp://HOST:PORT or dir:PATH")]
     BadAddress(String),
     #[error("rank discovery: {0}")]
     Discovery(String),
@@ -45,6 +47,11 @@ pub trait Bootstrap: Send + Sync {
     /// Whether every rank is a thread of this process (emulated fabrics need that).
     fn in_process(&self) -> bool {
         false
+    }
+    /// The local address this rank reaches the bootstrap from: on a multi-host job, the
+    /// interface that routes to rank 0's host, a good default for fabric traffic.
+    fn local_ip(&self) -> Option<std::net::IpAddr> {
+        None
     }
 }
 

@@ -287,6 +287,7 @@ struct Conn {
 
 /// A rank's connection to the bootstrap server.
 pub struct Client {
+    local_ip: Option<std::net::IpAddr>,
     rank: usize,
     size: usize,
     token: String,
@@ -337,6 +338,7 @@ impl Client {
             }
         };
         let _ = stream.set_nodelay(true);
+        let local_ip = stream.local_addr().ok().map(|a| a.ip());
         let writer = stream.try_clone().map_err(|e| server_err(e.to_string()))?;
         let mut conn = Conn {
             reader: BufReader::new(stream),
@@ -352,6 +354,7 @@ impl Client {
             return Err(server_err(format!("refused this rank: {reply}")));
         }
         Ok(Client {
+            local_ip,
             rank,
             size,
             token: token.to_string(),
@@ -463,6 +466,10 @@ impl Bootstrap for Client {
     fn report_stage(&self, stage: &str) {
         let mut c = self.conn.lock().unwrap();
         let _ = c.send(&format!("STAGE {}", escape(stage)));
+    }
+
+    fn local_ip(&self) -> Option<std::net::IpAddr> {
+        self.local_ip
     }
 
     fn send_event(&self, json: &str) -> Result<(), BootstrapError> {

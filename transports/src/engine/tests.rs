@@ -119,7 +119,7 @@ impl Wire for PipeWire {
         thread::yield_now();
         Ok(())
     }
-    fn check_peers(&mut self) -> Result<()> {
+    fn check_peers(&mut self, _awaited: Option<usize>) -> Result<()> {
         Ok(())
     }
 }

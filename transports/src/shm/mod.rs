@@ -321,9 +321,9 @@ impl Wire for ShmWire {
         Ok(())
     }
 
-    fn check_peers(&mut self) -> Result<()> {
+    fn check_peers(&mut self, awaited: Option<usize>) -> Result<()> {
         for (r, p) in self.peers.iter().enumerate() {
-            if r == self.rank {
+            if r == self.rank || awaited.is_some_and(|a| a != r) {
                 continue;
             }
             // SAFETY: signal 0 only checks that the process exists.

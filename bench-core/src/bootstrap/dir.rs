@@ -1,0 +1,260 @@
+//! The bootstrap through a directory every rank can see (a shared file system): keys are
+//! files written to a temporary name and renamed, fences are per-rank marker files, events
+//! and stage reports are files the frontend (rank 0) reads. Waits poll the directory and are
+//! bounded like every other wait.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::{Bootstrap, BootstrapError};
+
+const POLL: Duration = Duration::from_millis(10);
+
+pub struct Dir {
+    root: PathBuf,
+    rank: usize,
+    size: usize,
+    token: String,
+    job: String,
+    fences: Mutex<HashMap<String, u64>>,
+    events: Mutex<u64>,
+}
+
+fn file_name(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '%'
+            }
+        })
+        .collect::<String>()
+        + &format!("-{:x}", fnv(key))
+}
+
+/// A stable short hash so keys that map to the same sanitised name stay distinct.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut f = fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_data()?;
+    fs::rename(&tmp, path)
+}
+
+impl Dir {
+    /// Joins the job's directory `base/fabbench-JOB`.
+    pub fn new(base: &Path, job: &str, rank: usize, size: usize) -> Result<Dir, BootstrapError> {
+        let root = base.join(format!("fabbench-{job}"));
+        for sub in ["kv", "fence", "events", "stage"] {
+            fs::create_dir_all(root.join(sub)).map_err(|e| BootstrapError::Server {
+                addr: root.display().to_string(),
+                reason: format!("cannot use the bootstrap directory: {e}"),
+            })?;
+        }
+        Ok(Dir {
+            root,
+            rank,
+            size,
+            token: format!("dir-{job}"),
+            job: job.to_string(),
+            fences: Mutex::new(HashMap::new()),
+            events: Mutex::new(0),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Events written since the last call: (rank, json), in file-name order per rank.
+    pub fn take_events(&self) -> Vec<(usize, String)> {
+        let mut names: Vec<PathBuf> = fs::read_dir(self.root.join("events"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.retain(|p| p.extension().is_some_and(|x| x == "json"));
+        names.sort();
+        let mut out = Vec::new();
+        for p in names {
+            let stem = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let rank = stem.split('.').next().and_then(|r| r.parse().ok());
+            if let (Some(rank), Ok(json)) = (rank, fs::read_to_string(&p)) {
+                out.push((rank, json));
+                let _ = fs::remove_file(&p);
+            }
+        }
+        out
+    }
+
+    /// The stage a rank last reported.
+    pub fn stage_of(&self, rank: usize) -> Option<String> {
+        fs::read_to_string(self.root.join("stage").join(rank.to_string())).ok()
+    }
+
+    /// Removes the job's directory (rank 0, at the end).
+    pub fn remove(&self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+
+    fn err(&self, reason: String) -> BootstrapError {
+        BootstrapError::Server {
+            addr: self.root.display().to_string(),
+            reason,
+        }
+    }
+}
+
+impl Bootstrap for Dir {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn token(&self) -> &str {
+        &self.token
+    }
+    fn job_id(&self) -> &str {
+        &self.job
+    }
+
+    fn put(&self, key: &str, value: &str) -> Result<(), BootstrapError> {
+        write_atomic(&self.root.join("kv").join(file_name(key)), value.as_bytes())
+            .map_err(|e| self.err(format!("PUT {key}: {e}")))
+    }
+
+    fn get(&self, key: &str, timeout: Duration) -> Result<String, BootstrapError> {
+        let path = self.root.join("kv").join(file_name(key));
+        let start = Instant::now();
+        loop {
+            if let Ok(v) = fs::read_to_string(&path) {
+                return Ok(v);
+            }
+            if start.elapsed() >= timeout {
+                return Err(BootstrapError::Timeout {
+                    what: format!("key '{key}' in {}", self.root.display()),
+                    after: timeout,
+                });
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn fence(&self, name: &str, timeout: Duration) -> Result<(), BootstrapError> {
+        let gen = {
+            let mut f = self.fences.lock().unwrap();
+            let g = f.entry(name.to_string()).or_insert(0);
+            *g += 1;
+            *g
+        };
+        let dir = self
+            .root
+            .join("fence")
+            .join(format!("{}.{gen}", file_name(name)));
+        fs::create_dir_all(&dir).map_err(|e| self.err(format!("fence {name}: {e}")))?;
+        write_atomic(&dir.join(self.rank.to_string()), b"")
+            .map_err(|e| self.err(format!("fence {name}: {e}")))?;
+        let start = Instant::now();
+        loop {
+            let missing: Vec<usize> = (0..self.size)
+                .filter(|r| !dir.join(r.to_string()).exists())
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            if start.elapsed() >= timeout {
+                let m: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
+                return Err(BootstrapError::Timeout {
+                    what: format!("fence '{name}' (rank {} never arrived)", m.join(",")),
+                    after: timeout,
+                });
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn report_stage(&self, stage: &str) {
+        let _ = write_atomic(
+            &self.root.join("stage").join(self.rank.to_string()),
+            stage.as_bytes(),
+        );
+    }
+
+    fn send_event(&self, json: &str) -> Result<(), BootstrapError> {
+        let seq = {
+            let mut n = self.events.lock().unwrap();
+            *n += 1;
+            *n
+        };
+        write_atomic(
+            &self
+                .root
+                .join("events")
+                .join(format!("{}.{seq:012}.json", self.rank)),
+            json.as_bytes(),
+        )
+        .map_err(|e| self.err(format!("event: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_meet_through_a_directory() {
+        let base =
+            std::env::temp_dir().join(format!("fabbench-dirboot-{}", super::super::random_hex(4)));
+        let ranks: Vec<Dir> = (0..3)
+            .map(|r| Dir::new(&base, "j1", r, 3).unwrap())
+            .collect();
+        std::thread::scope(|s| {
+            for d in &ranks {
+                s.spawn(move || {
+                    d.put(&format!("addr/{}", d.rank()), &format!("host:{}", d.rank()))
+                        .unwrap();
+                    d.fence("up", Duration::from_secs(5)).unwrap();
+                    for r in 0..3 {
+                        assert_eq!(
+                            d.get(&format!("addr/{r}"), Duration::from_secs(1)).unwrap(),
+                            format!("host:{r}")
+                        );
+                    }
+                    d.fence("up", Duration::from_secs(5)).unwrap();
+                });
+            }
+        });
+        ranks[2].send_event("{\"a\":1}").unwrap();
+        ranks[1].report_stage("osu_bw size 8");
+        assert_eq!(ranks[0].take_events(), vec![(2, "{\"a\":1}".to_string())]);
+        assert!(ranks[0].take_events().is_empty());
+        assert_eq!(ranks[0].stage_of(1).as_deref(), Some("osu_bw size 8"));
+        let err = ranks[0]
+            .fence("lonely", Duration::from_millis(50))
+            .unwrap_err();
+        assert!(err.to_string().contains("rank 1,2 never arrived"), "{err}");
+        ranks[0].remove();
+        assert!(!ranks[0].root().exists());
+        let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn odd_keys_do_not_collide() {
+        assert_ne!(file_name("a/b"), file_name("a%b"));
+        assert_eq!(file_name("tcp/0/addr"), file_name("tcp/0/addr"));
+    }
+}

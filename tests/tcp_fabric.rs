@@ -1,0 +1,388 @@
+//! The tcp fabric through the real binary: the OSU trio on loopback, ranks started the way
+//! mpirun and srun start them (here a fake Slurm environment), several fabrics in one table,
+//! and every fault the issue names: a killed peer, a rank that never shows up, a bootstrap
+//! server that is not there.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `fabbench ARGS` as rank `rank` of `size` in a fake Slurm job.
+fn slurm_rank(rank: usize, size: usize, job: &str, args: &[&str]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .env("SLURM_PROCID", rank.to_string())
+        .env("SLURM_NTASKS", size.to_string())
+        .env("SLURM_JOB_ID", job)
+        .env("SLURM_STEP_ID", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child, limit: Duration) -> (i32, String, String) {
+    let start = Instant::now();
+    let mut child = child;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("rank did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_osu_trio_validates_over_tcp_on_loopback() {
+    let _g = serial();
+    for suite in ["osu_latency", "osu_bw", "osu_bibw"] {
+        for sizes in ["0:64K", "1M:2M"] {
+            let r = run(
+                "tcp-trio",
+                &[
+                    "run", suite, "--fabric", "tcp", "-m", sizes, "-i", "5", "-x", "1", "-c",
+                ],
+            );
+            r.ok();
+            let rows: Vec<String> = r
+                .stdout()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .map(String::from)
+                .collect();
+            assert!(!rows.is_empty(), "{suite} {sizes}");
+            assert!(
+                rows.iter().all(|l| l.ends_with("Pass")),
+                "{suite} {sizes}: {rows:?}"
+            );
+            let m = r.manifest();
+            let peers = m["fabrics"][0]["facts"]["rank0.tcp_peers"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(peers.contains("1=127.0.0.1:"), "{peers}");
+        }
+    }
+}
+
+#[test]
+fn ranks_started_by_slurm_meet_through_a_tcp_bootstrap() {
+    let _g = serial();
+    let port = free_port();
+    let boot = format!("tcp://127.0.0.1:{port}");
+    let out = scratch("slurm-tcp");
+    let out_s = out.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "osu_latency",
+        "osu_bw",
+        "--fabric",
+        "tcp",
+        "-m",
+        "1:64K",
+        "-i",
+        "5",
+        "-x",
+        "1",
+        "-c",
+        "--bootstrap",
+        &boot,
+        "--out",
+        &out_s,
+    ];
+    let r0 = slurm_rank(0, 2, "4242", &args);
+    let r1 = slurm_rank(1, 2, "4242", &args);
+    let (c1, o1, e1) = finish(r1, Duration::from_secs(60));
+    let (c0, o0, e0) = finish(r0, Duration::from_secs(60));
+    assert_eq!((c0, c1), (0, 0), "rank 0: {e0}\nrank 1: {e1}");
+    assert!(
+        o0.contains("# OSU MPI Latency Test v7.4") && o0.contains("Bandwidth Test"),
+        "{o0}"
+    );
+    assert!(o1.is_empty(), "only rank 0 prints: {o1}");
+    let dirs: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+    assert_eq!(dirs.len(), 1, "rank 0 writes one run directory");
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dirs[0].path().join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["fabrics"][0]["counters"].as_array().unwrap().len(),
+        2
+    );
+}
+
+#[test]
+fn ranks_started_by_slurm_meet_through_a_shared_directory() {
+    let _g = serial();
+    let shared = scratch("slurm-dir");
+    let boot = format!("dir:{}", shared.display());
+    let out = scratch("slurm-dir-out");
+    let out_s = out.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp,shm",
+        "-m",
+        "1:4K",
+        "-i",
+        "5",
+        "-x",
+        "1",
+        "--bootstrap",
+        &boot,
+        "--out",
+        &out_s,
+    ];
+    let r0 = slurm_rank(0, 2, "99", &args);
+    let r1 = slurm_rank(1, 2, "99", &args);
+    let (c1, _, e1) = finish(r1, Duration::from_secs(60));
+    let (c0, o0, e0) = finish(r0, Duration::from_secs(60));
+    assert_eq!((c0, c1), (0, 0), "rank 0: {e0}\nrank 1: {e1}");
+    assert!(
+        o0.contains("tcp Avg Latency(us)") && o0.contains("shm Avg Latency(us)"),
+        "{o0}"
+    );
+    // rank 0 removed the job's bootstrap state
+    assert!(!shared.join("fabbench-99.0").exists());
+}
+
+#[test]
+fn several_fabrics_make_one_table_with_a_column_each() {
+    let _g = serial();
+    let r = run(
+        "multi",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "shm,tcp",
+            "-m",
+            "1:1K",
+            "-i",
+            "20",
+            "-x",
+            "2",
+        ],
+    );
+    r.ok();
+    let out = r.stdout();
+    let header = out.lines().find(|l| l.starts_with("# Size")).unwrap();
+    assert!(
+        header.contains("shm Avg Latency(us)") && header.contains("tcp Avg Latency(us)"),
+        "{header}"
+    );
+    assert_eq!(out.matches("# OSU MPI Latency Test").count(), 1, "{out}");
+    for line in out.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        assert_eq!(
+            line.split_whitespace().count(),
+            3,
+            "size and two values: {line}"
+        );
+    }
+    let fabrics: Vec<String> = r.summary().iter().map(|row| row[1].to_string()).collect();
+    assert!(fabrics.contains(&"shm".to_string()) && fabrics.contains(&"tcp".to_string()));
+    assert_eq!(r.manifest()["fabrics"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_peer_killed_mid_transfer_is_named() {
+    let _g = serial();
+    // Under fabbench's own launcher.
+    let out = scratch("tcp-kill");
+    let mut child = Command::new(bin())
+        .args([
+            "run", "osu_bw", "--fabric", "tcp", "-m", "1M:1M", "-i", "100000", "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let victim = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == b"FABBENCH_RANK=1"))
+                && std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s.contains(&format!(" {} ", child.id())))
+        })
+        .expect("rank 1 running");
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let start = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("rank 1 was killed by signal 9 (SIGKILL) during stage 'osu_bw size 1048576'"),
+        "{err}"
+    );
+
+    // Under a (fake) external launcher: rank 0 must notice on its own and name the peer.
+    let port = free_port();
+    let boot = format!("tcp://127.0.0.1:{port}");
+    let out = scratch("tcp-kill-ext");
+    let out_s = out.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "osu_bw",
+        "--fabric",
+        "tcp",
+        "-m",
+        "1M:1M",
+        "-i",
+        "100000",
+        "--bootstrap",
+        &boot,
+        "--out",
+        &out_s,
+        "--set",
+        "timeout=5s",
+    ];
+    let r0 = slurm_rank(0, 2, "7", &args);
+    let mut r1 = slurm_rank(1, 2, "7", &args);
+    std::thread::sleep(Duration::from_millis(1500));
+    r1.kill().unwrap();
+    let _ = r1.wait();
+    let start = Instant::now();
+    let (c0, _, e0) = finish(r0, Duration::from_secs(30));
+    assert_eq!(c0, 1, "{e0}");
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(e0.contains("rank 1 at 127.0.0.1:"), "{e0}");
+    assert!(e0.contains("osu_bw size 1048576"), "{e0}");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "no results for a failed run"
+    );
+}
+
+#[test]
+fn a_rank_that_never_shows_up_is_named_within_the_timeout() {
+    let _g = serial();
+    let port = free_port();
+    let boot = format!("tcp://127.0.0.1:{port}");
+    let out = scratch("tcp-missing");
+    let out_s = out.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp",
+        "--bootstrap",
+        &boot,
+        "--out",
+        &out_s,
+        "--set",
+        "timeout=2s",
+    ];
+    let start = Instant::now();
+    let (c0, _, e0) = finish(slurm_rank(0, 2, "8", &args), Duration::from_secs(30));
+    assert_eq!(c0, 1, "{e0}");
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert!(e0.contains("rank 1"), "{e0}");
+}
+
+#[test]
+fn a_bootstrap_server_that_is_not_there_is_named() {
+    let _g = serial();
+    let port = free_port();
+    let boot = format!("tcp://127.0.0.1:{port}");
+    let out = scratch("tcp-noboot");
+    let out_s = out.to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp",
+        "--bootstrap",
+        &boot,
+        "--out",
+        &out_s,
+    ];
+    let start = Instant::now();
+    let (c1, _, e1) = finish(slurm_rank(1, 2, "9", &args), Duration::from_secs(30));
+    assert_eq!(c1, 1, "{e1}");
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert!(
+        e1.contains(&format!("127.0.0.1:{port}")) && e1.contains("unreachable"),
+        "{e1}"
+    );
+}
+
+#[test]
+fn launcher_and_bootstrap_must_go_together() {
+    let r = raw(&[
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp",
+        "--bootstrap",
+        "tcp://127.0.0.1:1",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("is for ranks started by mpirun or srun"));
+    let out = Command::new(bin())
+        .args(["run", "osu_latency", "--fabric", "tcp"])
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("started by Open MPI as rank 0 of 2: give --bootstrap"),
+        "{err}"
+    );
+    let out = Command::new(bin())
+        .args([
+            "run",
+            "osu_latency",
+            "--fabric",
+            "rapidio",
+            "--bootstrap",
+            "tcp://h:1",
+        ])
+        .env("SLURM_PROCID", "0")
+        .env("SLURM_NTASKS", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run it without mpirun or srun"));
+}

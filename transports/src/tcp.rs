@@ -1,0 +1,701 @@
+//! The tcp wire: one TCP connection per rank pair, across hosts (Ethernet, IPoIB) or loopback.
+//!
+//! Set-up: every rank listens on the chosen interface (`tcp.if`), publishes its address through
+//! the bootstrap, connects to every lower rank and accepts every higher one. A connection opens
+//! with a hello carrying a per-job random token that rank 0 hands out through the bootstrap; a
+//! connection without the right token (or from an unexpected rank) is closed and logged, and
+//! set-up carries on. Then the sockets become nonblocking with TCP_NODELAY and are driven by the
+//! engine's progress: frames travel length-prefixed (u32, network order), written with writev,
+//! with what the kernel does not take kept in a bounded backlog; reads are parsed in place. A
+//! peer that closes its connection fails the next wait with its rank and address named.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use bench_core::bootstrap::{random_hex, Bootstrap};
+use bench_core::clock::{Clock, RealClock};
+use bench_core::tunables::{Def, Kind, Settings};
+
+use crate::error::{Result, TransportError};
+use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+
+/// The tcp wire's tunables.
+pub const TUNABLES: &[Def] = &[
+    Def {
+        name: "tcp.if",
+        kind: Kind::Text,
+        default: "auto",
+        help: "interface name (eth0), IPv4 address, or auto: the address that reaches the bootstrap (loopback for local jobs)",
+    },
+    Def {
+        name: "tcp.sndbuf",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 30,
+        },
+        default: "0",
+        help: "SO_SNDBUF of each connection; 0 keeps the kernel's default and autotuning",
+    },
+    Def {
+        name: "tcp.rcvbuf",
+        kind: Kind::Size {
+            min: 0,
+            max: 1 << 30,
+        },
+        default: "0",
+        help: "SO_RCVBUF of each connection; 0 keeps the kernel's default and autotuning",
+    },
+    Def {
+        name: "tcp.connect_timeout",
+        kind: Kind::Duration {
+            min_ms: 100,
+            max_ms: 3_600_000,
+        },
+        default: "10s",
+        help: "longest wait for a peer's connection during set-up (each I/O wait is bounded by timeout)",
+    },
+];
+
+fn tcp_tunables() -> &'static [Def] {
+    TUNABLES
+}
+
+const MAGIC: &[u8; 8] = b"FABTCP01";
+const HELLO_LEN: usize = 8 + 32 + 4 + 4;
+/// Bytes the wire may hold back for one peer before refusing frames (back-pressure).
+const BACKLOG: usize = 8 << 20;
+const READ_CHUNK: usize = 256 << 10;
+/// Idle rounds spent spinning on nonblocking reads before sleeping in poll(2).
+const SPIN_ROUNDS: u64 = 2000;
+
+struct Peer {
+    sock: TcpStream,
+    addr: SocketAddr,
+    /// The peer closed its end: everything it sent has been read.
+    closed: bool,
+    out: Vec<u8>,
+    out_pos: usize,
+    inb: Vec<u8>,
+    in_start: usize,
+    in_end: usize,
+}
+
+pub struct TcpWire {
+    rank: usize,
+    size: usize,
+    peers: Vec<Option<Peer>>,
+    local: SocketAddr,
+    clock: RealClock,
+    rejected: u64,
+    next_peer: usize,
+}
+
+/// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
+/// address this rank reaches the bootstrap from.
+fn listen_ip(spec: &str, boot: &dyn Bootstrap) -> Result<IpAddr> {
+    if spec != "auto" {
+        if let Ok(ip) = spec.parse::<IpAddr>() {
+            return Ok(ip);
+        }
+        let addrs = nix::ifaddrs::getifaddrs()
+            .map_err(|e| TransportError::Setup(format!("tcp: cannot list interfaces: {e}")))?;
+        let mut names = Vec::new();
+        for a in addrs {
+            if a.interface_name == spec {
+                if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
+                    return Ok(IpAddr::V4(sin.ip()));
+                }
+            }
+            if !names.contains(&a.interface_name) {
+                names.push(a.interface_name);
+            }
+        }
+        return Err(TransportError::Config(format!(
+            "tcp.if={spec}: no such interface with an IPv4 address; interfaces here: {}",
+            names.join(", ")
+        )));
+    }
+    if let Some(ip) = boot.local_ip() {
+        return Ok(ip);
+    }
+    // Without a TCP bootstrap: the first non-loopback IPv4 address, else loopback.
+    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
+        for a in addrs {
+            if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
+                if !sin.ip().is_loopback() {
+                    return Ok(IpAddr::V4(sin.ip()));
+                }
+            }
+        }
+    }
+    Ok(IpAddr::V4(Ipv4Addr::LOCALHOST))
+}
+
+fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..8].copy_from_slice(MAGIC);
+    let t = token.as_bytes();
+    h[8..8 + t.len().min(32)].copy_from_slice(&t[..t.len().min(32)]);
+    h[40..44].copy_from_slice(&(rank as u32).to_be_bytes());
+    h[44..48].copy_from_slice(&(size as u32).to_be_bytes());
+    h
+}
+
+/// Checks a hello: the rank it claims, or why it is refused.
+fn check_hello(
+    h: &[u8; HELLO_LEN],
+    token: &str,
+    me: usize,
+    size: usize,
+) -> std::result::Result<usize, String> {
+    if &h[..8] != MAGIC {
+        return Err("not a fabbench tcp hello".into());
+    }
+    if h != &hello(
+        token,
+        u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize,
+        size,
+    ) {
+        return Err("wrong job token or job size".into());
+    }
+    let r = u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize;
+    if r <= me || r >= size {
+        return Err(format!("rank {r} should not connect to rank {me}"));
+    }
+    Ok(r)
+}
+
+fn set_buffers(sock: &TcpStream, snd: usize, rcv: usize) -> io::Result<()> {
+    use nix::sys::socket::{setsockopt, sockopt};
+    if snd > 0 {
+        setsockopt(sock, sockopt::SndBuf, &snd).map_err(io::Error::from)?;
+    }
+    if rcv > 0 {
+        setsockopt(sock, sockopt::RcvBuf, &rcv).map_err(io::Error::from)?;
+    }
+    Ok(())
+}
+
+impl TcpWire {
+    pub fn connect(boot: &dyn Bootstrap, s: &Settings) -> Result<TcpWire> {
+        let rank = boot.rank();
+        let size = boot.size();
+        let timeout = s.duration("timeout");
+        let connect_timeout = s.duration("tcp.connect_timeout");
+        let ip = listen_ip(s.text("tcp.if"), boot)?;
+        let listener = TcpListener::bind(SocketAddr::new(ip, 0))
+            .map_err(|e| TransportError::Setup(format!("tcp: cannot listen on {ip}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
+        // The job token: random, made by rank 0, handed out through the bootstrap.
+        if rank == 0 {
+            boot.put("tcp/token", &random_hex(16))?;
+        }
+        let token = boot.get("tcp/token", timeout)?;
+        boot.put(&format!("tcp/{rank}/addr"), &local.to_string())?;
+        let mut peers: Vec<Option<Peer>> = (0..size).map(|_| None).collect();
+        // Connect to every lower rank.
+        for (r, slot) in peers.iter_mut().enumerate().take(rank) {
+            let a = boot.get(&format!("tcp/{r}/addr"), timeout)?;
+            let addr: SocketAddr = a.parse().map_err(|_| {
+                TransportError::Setup(format!("tcp: rank {r} published address '{a}'"))
+            })?;
+            let sock = dial(addr, r, &token, rank, size, connect_timeout)?;
+            *slot = Some(Peer::new(sock, addr));
+        }
+        // Accept every higher rank, refusing anything else.
+        let mut rejected = 0u64;
+        let deadline = Instant::now() + connect_timeout;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
+        while peers[rank + 1..].iter().any(Option::is_none) {
+            match listener.accept() {
+                Ok((sock, from)) => match greet(&sock, &token, rank, size) {
+                    Ok(r) if peers[r].is_none() => peers[r] = Some(Peer::new(sock, from)),
+                    Ok(r) => {
+                        rejected += 1;
+                        tracing::warn!(
+                            "tcp: refused a second connection claiming rank {r} from {from}"
+                        );
+                    }
+                    Err(why) => {
+                        rejected += 1;
+                        tracing::warn!("tcp: refused a connection from {from}: {why}");
+                    }
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        let missing: Vec<String> = (rank + 1..size)
+                            .filter(|r| peers[*r].is_none())
+                            .map(|r| r.to_string())
+                            .collect();
+                        return Err(TransportError::Timeout {
+                            peer: format!("rank {}", missing.join(", rank ")),
+                            what: format!("a tcp connection to {local}"),
+                            stage: "tcp connect".into(),
+                            after: connect_timeout,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => {
+                    return Err(TransportError::Setup(format!(
+                        "tcp: accept on {local}: {e}"
+                    )))
+                }
+            }
+        }
+        drop(listener);
+        let snd = s.size("tcp.sndbuf") as usize;
+        let rcv = s.size("tcp.rcvbuf") as usize;
+        for p in peers.iter().flatten() {
+            p.sock
+                .set_nonblocking(true)
+                .and_then(|_| p.sock.set_nodelay(true))
+                .and_then(|_| set_buffers(&p.sock, snd, rcv))
+                .map_err(|e| {
+                    TransportError::Setup(format!("tcp: socket options for {}: {e}", p.addr))
+                })?;
+        }
+        Ok(TcpWire {
+            rank,
+            size,
+            peers,
+            local,
+            clock: RealClock::new(),
+            rejected,
+            next_peer: 0,
+        })
+    }
+
+    /// Writes as much of `peer`'s backlog as the kernel takes.
+    fn flush(&mut self, peer: usize) -> Result<()> {
+        let p = self.peers[peer].as_mut().expect("peer");
+        while p.out_pos < p.out.len() {
+            match p.sock.write(&p.out[p.out_pos..]) {
+                Ok(0) => break,
+                Ok(n) => p.out_pos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(gone(peer, p.addr, format!("write failed: {e}"))),
+            }
+        }
+        if p.out_pos == p.out.len() {
+            p.out.clear();
+            p.out_pos = 0;
+        }
+        Ok(())
+    }
+}
+
+fn gone(peer: usize, addr: SocketAddr, why: String) -> TransportError {
+    TransportError::PeerGone {
+        peer: format!("rank {peer} at {addr}"),
+        why,
+        stage: String::new(),
+    }
+}
+
+fn dial(
+    addr: SocketAddr,
+    peer: usize,
+    token: &str,
+    rank: usize,
+    size: usize,
+    timeout: Duration,
+) -> Result<TcpStream> {
+    let start = Instant::now();
+    let fail = |why: String| {
+        TransportError::Setup(format!(
+            "tcp: cannot connect to rank {peer} at {addr} (stage: tcp connect): {why}"
+        ))
+    };
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        match TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(10))) {
+            Ok(mut sock) => {
+                sock.set_read_timeout(Some(timeout))
+                    .map_err(|e| fail(e.to_string()))?;
+                sock.write_all(&hello(token, rank, size))
+                    .map_err(|e| fail(e.to_string()))?;
+                let mut ack = [0u8; 1];
+                return match sock.read_exact(&mut ack) {
+                    Ok(()) if ack[0] == b'K' => {
+                        sock.set_read_timeout(None)
+                            .map_err(|e| fail(e.to_string()))?;
+                        Ok(sock)
+                    }
+                    Ok(()) => Err(fail("refused our hello".into())),
+                    Err(e) => Err(fail(format!("no answer to our hello: {e}"))),
+                };
+            }
+            // The peer may not be listening yet on a slow host: retry until the deadline.
+            Err(e)
+                if start.elapsed() < timeout
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionRefused | io::ErrorKind::TimedOut
+                    ) =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Err(fail(format!(
+                    "{e} after {}",
+                    humantime::format_duration(Duration::from_millis(
+                        start.elapsed().as_millis() as u64
+                    ))
+                )))
+            }
+        }
+    }
+}
+
+/// Reads and checks a hello on a freshly accepted connection; answers it if good.
+fn greet(
+    sock: &TcpStream,
+    token: &str,
+    me: usize,
+    size: usize,
+) -> std::result::Result<usize, String> {
+    let mut s = sock;
+    sock.set_nonblocking(false).map_err(|e| e.to_string())?;
+    // A silent or slow client must not stall set-up.
+    sock.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    let mut h = [0u8; HELLO_LEN];
+    s.read_exact(&mut h).map_err(|e| format!("no hello: {e}"))?;
+    let r = check_hello(&h, token, me, size)?;
+    s.write_all(b"K").map_err(|e| e.to_string())?;
+    sock.set_read_timeout(None).map_err(|e| e.to_string())?;
+    Ok(r)
+}
+
+impl Peer {
+    fn new(sock: TcpStream, addr: SocketAddr) -> Peer {
+        Peer {
+            sock,
+            addr,
+            closed: false,
+            out: Vec::new(),
+            out_pos: 0,
+            inb: vec![0u8; READ_CHUNK * 4],
+            in_start: 0,
+            in_end: 0,
+        }
+    }
+}
+
+impl Wire for TcpWire {
+    fn name(&self) -> &str {
+        "tcp"
+    }
+
+    fn caps(&self) -> WireCaps {
+        WireCaps {
+            max_frame: 1 << 30,
+            single_copy: false,
+            virtual_time: false,
+            models_rx_thread: false,
+        }
+    }
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Real(self.clock)
+    }
+
+    fn peer_name(&self, peer: usize) -> String {
+        match self.peers.get(peer).and_then(|p| p.as_ref()) {
+            Some(p) => format!("rank {peer} at {}", p.addr),
+            None => format!("rank {peer}"),
+        }
+    }
+
+    fn try_send(
+        &mut self,
+        peer: usize,
+        _kind: FragKind,
+        header: &[u8],
+        payload: &[u8],
+    ) -> Result<bool> {
+        let len = header.len() + payload.len();
+        let lenb = (len as u32).to_be_bytes();
+        let pending = {
+            let p = self.peers[peer].as_ref().ok_or_else(|| {
+                TransportError::Config(format!("no tcp connection to rank {peer}"))
+            })?;
+            p.out.len() - p.out_pos
+        };
+        if self.peers[peer].as_ref().is_some_and(|p| p.closed) {
+            let addr = self.peers[peer].as_ref().expect("checked").addr;
+            return Err(gone(peer, addr, "closed the connection".into()));
+        }
+        if pending > 0 {
+            self.flush(peer)?;
+        }
+        let p = self.peers[peer].as_mut().expect("checked");
+        let pending = p.out.len() - p.out_pos;
+        if pending == 0 {
+            let iov = [
+                IoSlice::new(&lenb),
+                IoSlice::new(header),
+                IoSlice::new(payload),
+            ];
+            let written = loop {
+                match p.sock.write_vectored(&iov) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break 0,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(gone(peer, p.addr, format!("write failed: {e}"))),
+                }
+            };
+            if written < 4 + len {
+                // Keep the rest; the frame is ours to finish sending.
+                let p = self.peers[peer].as_mut().expect("checked");
+                let mut skip = written;
+                for part in [&lenb[..], header, payload] {
+                    if skip >= part.len() {
+                        skip -= part.len();
+                    } else {
+                        p.out.extend_from_slice(&part[skip..]);
+                        skip = 0;
+                    }
+                }
+            }
+            return Ok(true);
+        }
+        if pending + 4 + len > BACKLOG {
+            return Ok(false);
+        }
+        p.out.extend_from_slice(&lenb);
+        p.out.extend_from_slice(header);
+        p.out.extend_from_slice(payload);
+        Ok(true)
+    }
+
+    fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        let mut n = 0;
+        for k in 0..self.size {
+            let peer = (self.next_peer + k) % self.size;
+            if self.peers[peer].as_ref().is_none_or(|p| p.closed) {
+                continue;
+            }
+            if self.peers[peer]
+                .as_ref()
+                .is_some_and(|p| p.out_pos < p.out.len())
+            {
+                self.flush(peer)?;
+            }
+            loop {
+                let p = self.peers[peer].as_mut().expect("peer");
+                // Room to read into: compact, then grow for a frame larger than the buffer.
+                if p.in_start > 0 && (p.in_start == p.in_end || p.inb.len() - p.in_end < READ_CHUNK)
+                {
+                    p.inb.copy_within(p.in_start..p.in_end, 0);
+                    p.in_end -= p.in_start;
+                    p.in_start = 0;
+                }
+                if p.in_end - p.in_start >= 4 {
+                    let want = 4 + u32::from_be_bytes(
+                        p.inb[p.in_start..p.in_start + 4].try_into().unwrap(),
+                    ) as usize;
+                    if want > p.inb.len() - p.in_start {
+                        p.inb.resize(want + READ_CHUNK, 0);
+                    }
+                }
+                if p.inb.len() - p.in_end < READ_CHUNK / 4 {
+                    p.inb.resize(p.inb.len() + READ_CHUNK, 0);
+                }
+                let room = p.inb.len() - p.in_end;
+                let got = match p.sock.read(&mut p.inb[p.in_end..]) {
+                    // An orderly close: what it sent before is all here. Only a wait that
+                    // still needs this peer fails (check_peers), or a send to it.
+                    Ok(0) => {
+                        p.closed = true;
+                        0
+                    }
+                    Ok(k) => k,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(gone(peer, p.addr, format!("read failed: {e}"))),
+                };
+                p.in_end += got;
+                // Hand out every complete frame.
+                while p.in_end - p.in_start >= 4 {
+                    let len =
+                        u32::from_be_bytes(p.inb[p.in_start..p.in_start + 4].try_into().unwrap())
+                            as usize;
+                    if p.in_end - p.in_start < 4 + len {
+                        break;
+                    }
+                    let frame = &p.inb[p.in_start + 4..p.in_start + 4 + len];
+                    p.in_start += 4 + len;
+                    sink(peer, frame)?;
+                    n += 1;
+                }
+                // A short read means the socket was drained: do not pay a system call just to
+                // hear EAGAIN.
+                if got == 0 || got < room {
+                    break;
+                }
+            }
+        }
+        self.next_peer = (self.next_peer + 1) % self.size;
+        Ok(n)
+    }
+
+    fn get(&mut self, _peer: usize, _remote: u64, _local: &mut [u8]) -> Result<GetOutcome> {
+        Err(TransportError::Config("tcp has no single copy".into()))
+    }
+
+    fn preferred_protocol(&self, _peer: usize, _len: u64) -> Protocol {
+        Protocol::Copy
+    }
+
+    fn idle(&mut self, idle_rounds: u64) -> Result<()> {
+        if idle_rounds < SPIN_ROUNDS {
+            return Ok(());
+        }
+        // Long wait: sleep in poll(2) until a socket is readable (or writable with a backlog),
+        // at most a millisecond so timeouts and other work are still checked.
+        let mut fds: Vec<libc::pollfd> = self
+            .peers
+            .iter()
+            .flatten()
+            .map(|p| libc::pollfd {
+                fd: p.sock.as_raw_fd(),
+                events: libc::POLLIN
+                    | if p.out_pos < p.out.len() {
+                        libc::POLLOUT
+                    } else {
+                        0
+                    },
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: fds is a valid array of pollfd for the call's duration.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1) };
+        Ok(())
+    }
+
+    fn check_peers(&mut self, awaited: Option<usize>) -> Result<()> {
+        let closed: Vec<usize> = self
+            .peers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.as_ref().is_some_and(|p| p.closed))
+            .map(|(r, _)| r)
+            .collect();
+        let fatal = match awaited {
+            Some(r) => closed.contains(&r).then_some(r),
+            // Any peer could answer: only when none is left.
+            None => (closed.len() == self.size - 1).then(|| closed[0]),
+        };
+        match fatal {
+            Some(r) => {
+                let addr = self.peers[r].as_ref().expect("closed peer").addr;
+                Err(gone(r, addr, "closed the connection".into()))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let peers: Vec<String> = self
+            .peers
+            .iter()
+            .enumerate()
+            .filter_map(|(r, p)| p.as_ref().map(|p| format!("{r}={}", p.addr)))
+            .collect();
+        vec![
+            ("tcp_local_address".into(), self.local.to_string()),
+            ("tcp_peers".into(), peers.join(" ")),
+            ("tcp_rejected_connections".into(), self.rejected.to_string()),
+        ]
+    }
+}
+
+impl Drop for TcpWire {
+    /// Sends what is still held back before closing, so a finishing rank never drops bytes a
+    /// peer still waits for; bounded so a dead peer cannot hold the exit.
+    fn drop(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for r in 0..self.size {
+            while self.peers[r]
+                .as_ref()
+                .is_some_and(|p| !p.closed && p.out_pos < p.out.len())
+                && Instant::now() < deadline
+            {
+                if self.flush(r).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            if let Some(p) = &self.peers[r] {
+                let _ = p.sock.shutdown(std::net::Shutdown::Write);
+            }
+        }
+    }
+}
+
+fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
+    let wire = TcpWire::connect(ctx.boot.as_ref(), ctx.settings)?;
+    let cfg = crate::fabric::engine_config(ctx.settings);
+    Ok(Box::new(crate::engine::Engine::new(
+        Box::new(wire),
+        cfg,
+        Some(ctx.boot.clone()),
+    )?))
+}
+
+/// The registry line's target.
+pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+    name: "tcp",
+    kind: crate::fabric::FabricKind::Native,
+    summary: "TCP sockets between processes on one or many hosts (Ethernet, IPoIB, loopback)",
+    availability: crate::fabric::always_usable,
+    tunables: tcp_tunables,
+    // Open MPI's tcp BTL sends eagerly up to 64 KiB and in 128 KiB pieces: a round trip costs
+    // far more than a copy on this wire.
+    defaults: &[("eager_limit", "64K"), ("frag_size", "128K")],
+    replaces: &[],
+    connect,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hellos_carry_token_rank_and_size() {
+        let t = "0123456789abcdef0123456789abcdef";
+        let h = hello(t, 3, 4);
+        assert_eq!(check_hello(&h, t, 1, 4), Ok(3));
+        assert!(check_hello(&h, "ffffffffffffffffffffffffffffffff", 1, 4)
+            .unwrap_err()
+            .contains("token"));
+        assert!(check_hello(&h, t, 1, 8)
+            .unwrap_err()
+            .contains("token or job size"));
+        assert!(check_hello(&hello(t, 0, 4), t, 1, 4)
+            .unwrap_err()
+            .contains("should not connect"));
+        let mut junk = h;
+        junk[0] = b'X';
+        assert!(check_hello(&junk, t, 1, 4)
+            .unwrap_err()
+            .contains("not a fabbench"));
+    }
+}
