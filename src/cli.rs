@@ -46,7 +46,8 @@ pub struct RunArgs {
     #[arg(required = true, value_name = "SUITE")]
     pub suites: Vec<String>,
 
-    /// Fabric(s) to run on, comma separated (see `fabbench list fabrics`)
+    /// Fabric(s) to run on, comma separated; FABRIC@mpi runs a fabric through the MPI library
+    /// (see `fabbench list fabrics`)
     #[arg(
         short = 'f',
         long,
@@ -54,6 +55,14 @@ pub struct RunArgs {
         value_name = "FABRIC[,FABRIC]"
     )]
     pub fabric: String,
+
+    /// Run every listed fabric through the MPI library (same as writing FABRIC@mpi)
+    #[arg(long, value_name = "mpi")]
+    pub via: Option<String>,
+
+    /// The mpirun that starts MPI ranks
+    #[arg(long, default_value = "mpirun", value_name = "PATH")]
+    pub mpirun: String,
 
     /// Number of ranks (default 2; under mpirun or srun, the launcher's count)
     #[arg(short = 'n', long = "ranks", value_name = "N")]

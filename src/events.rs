@@ -13,7 +13,10 @@ pub const SPEC_ENV: &str = "FABBENCH_SPEC";
 /// One fabric of a job and the tunables in force for it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FabricJob {
+    /// The registry name of the fabric to connect ("mpi").
     pub fabric: String,
+    /// What the run calls it in events and results ("shm@mpi").
+    pub label: String,
     pub settings: Settings,
 }
 

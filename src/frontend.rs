@@ -69,6 +69,7 @@ fn job_spec(plan: &Plan, fabrics: &[&FabricPlan]) -> JobSpec {
             .iter()
             .map(|fp| FabricJob {
                 fabric: fp.def.name.to_string(),
+                label: fp.label.clone(),
                 settings: fp.settings.clone(),
             })
             .collect(),
@@ -91,10 +92,7 @@ fn run_local(plan: &Plan) -> i32 {
         let outcome = match fp.def.kind {
             FabricKind::Native => run_native(fp, plan, &mut report),
             FabricKind::Emulated => run_emulated(fp, plan, &mut report),
-            other => Err(format!(
-                "fabric {} runs as {other:?}, which this build cannot launch",
-                fp.def.name
-            )),
+            FabricKind::Mpi => run_mpi(fp, plan, &mut report),
         };
         if let Err(msg) = outcome {
             eprintln!("error: {msg}");
@@ -178,7 +176,7 @@ fn run_id(start: SystemTime, plan: &Plan) -> String {
         .filter(|c| *c != '-' && *c != ':')
         .collect();
     let suites: Vec<&str> = plan.suites.iter().map(|s| s.name()).collect();
-    let fabrics: Vec<&str> = plan.fabrics.iter().map(|f| f.def.name).collect();
+    let fabrics: Vec<&str> = plan.fabrics.iter().map(|f| f.label.as_str()).collect();
     format!("{stamp}-{}-{}", suites.join("+"), fabrics.join("+"))
 }
 
@@ -209,21 +207,37 @@ fn kind_words(fp: &FabricPlan) -> &'static str {
 /// and the fabric's own.
 fn tunables_line(fp: &FabricPlan) -> String {
     let prefix = format!("{}.", fp.def.name);
-    fp.settings
+    let mpi = fp.def.kind == FabricKind::Mpi;
+    let library = if mpi {
+        transports::mpi::library_version()
+            .and_then(|l| {
+                l.split([',', '\n'])
+                    .next()
+                    .map(|s| format!("{}; ", s.trim()))
+            })
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let line = fp
+        .settings
         .iter()
-        .filter(|(name, _, _)| {
+        .filter(|(name, v, _)| {
             // Placement and single copy mean nothing to an emulated fabric.
             let irrelevant = *name == "timeout"
                 || (fp.def.kind == FabricKind::Emulated
                     && (*name == "bind" || *name == "single_copy"));
+            // MPI runs its own protocols: only the MPI variables that are set matter.
             let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
                 && !irrelevant
+                && !mpi
                 && !fp.def.replaces.iter().any(|(e, _)| e == name);
-            engine || name.starts_with(&prefix)
+            engine || (name.starts_with(&prefix) && !(mpi && v.to_string().is_empty()))
         })
         .map(|(name, v, _)| format!("{name}={v}"))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    format!("{library}{line}")
 }
 
 /// The comment line that names fabbench, the fabric and the tunables in force.
@@ -231,7 +245,7 @@ fn comment_line(suite: &str, fp: &FabricPlan, ranks: usize) -> String {
     format!(
         "# fabbench {} {suite}: fabric {} ({}), {ranks} ranks; {}\n",
         env!("CARGO_PKG_VERSION"),
-        fp.def.name,
+        fp.label,
         kind_words(fp),
         tunables_line(fp)
     )
@@ -283,7 +297,7 @@ impl<'a> Report<'a> {
     }
 
     fn fabric(&self, name: &str) -> Option<&'a FabricPlan> {
-        self.plan.fabrics.iter().find(|f| f.def.name == name)
+        self.plan.fabrics.iter().find(|f| f.label == name)
     }
 
     fn on_event(&mut self, rank: usize, json: &str) {
@@ -372,7 +386,7 @@ impl<'a> Report<'a> {
                 facts: f,
                 virtual_time: v,
                 ..
-            }) = self.done.get(&(fp.def.name.to_string(), rank))
+            }) = self.done.get(&(fp.label.clone(), rank))
             {
                 counters.push(serde_json::json!({ "rank": rank, "counters": c }));
                 virtual_time |= *v;
@@ -382,7 +396,7 @@ impl<'a> Report<'a> {
             }
         }
         FabricRun {
-            fabric: fp.def.name.to_string(),
+            fabric: fp.label.clone(),
             kind: format!("{:?}", fp.def.kind).to_lowercase(),
             emulated: fp.def.kind == FabricKind::Emulated,
             virtual_time,
@@ -404,7 +418,7 @@ impl<'a> Report<'a> {
                 .filter_map(|fp| {
                     self.series
                         .iter()
-                        .find(|s| s.suite == suite.name() && s.fabric == fp.def.name)
+                        .find(|s| s.suite == suite.name() && s.fabric == fp.label)
                 })
                 .collect();
             let Some(first) = per.first() else { continue };
@@ -417,7 +431,7 @@ impl<'a> Report<'a> {
             for fp in &self.plan.fabrics {
                 comment.push_str(&format!(
                     "# {} ({}): {}\n",
-                    fp.def.name,
+                    fp.label,
                     kind_words(fp),
                     tunables_line(fp)
                 ));
@@ -479,10 +493,10 @@ fn run_native(fp: &FabricPlan, plan: &Plan, report: &mut Report) -> Result<(), S
             if let Some(msg) = report.root_failure() {
                 return Err(msg);
             }
-            if !report.all_done(fp.def.name) {
+            if !report.all_done(&fp.label) {
                 return Err(format!(
                     "a rank of {} ended without reporting its results",
-                    fp.def.name
+                    fp.label
                 ));
             }
             Ok(())
@@ -501,6 +515,54 @@ fn run_native(fp: &FabricPlan, plan: &Plan, report: &mut Report) -> Result<(), S
                 "rank {rank} {how}{stage}{detail}; the other ranks were stopped"
             ))
         }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// An MPI fabric's ranks are started by mpirun; they report to this frontend's bootstrap
+/// server as any rank does, and get the MPI variables in their environment.
+fn run_mpi(fp: &FabricPlan, plan: &Plan, report: &mut Report) -> Result<(), String> {
+    let flavor = transports::mpi::mpirun_flavor(&plan.mpirun)?;
+    let token = random_hex(16);
+    let job_id = random_hex(6);
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
+    let spec = job_spec(plan, &[fp]);
+    let program =
+        std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let mut env: Vec<(String, String)> = vec![
+        (
+            SPEC_ENV.to_string(),
+            serde_json::to_string(&spec).expect("spec serialises"),
+        ),
+        (
+            bench_core::bootstrap::env::SIZE.into(),
+            plan.ranks.to_string(),
+        ),
+        (bench_core::bootstrap::env::BOOTSTRAP.into(), server.url()),
+        (bench_core::bootstrap::env::TOKEN.into(), token.clone()),
+        (bench_core::bootstrap::env::JOB_ID.into(), job_id.clone()),
+    ];
+    env.extend(transports::mpi::environment(&fp.settings));
+    let mut args =
+        transports::mpi::mpirun_args(flavor, plan.ranks, fp.settings.text("bind") == "core", &env);
+    args.push(program.display().to_string());
+    args.push("__rank".into());
+    let cmd = RankCommand {
+        program: PathBuf::from(&plan.mpirun),
+        args: args.into_iter().map(Into::into).collect(),
+        env,
+    };
+    let outcome = Job::spawn_launcher(&cmd, plan.ranks, server, &token, &job_id)
+        .and_then(|job| job.supervise(&mut |r, j| report.on_event(r, j), &signals::INTERRUPTED));
+    if let Some(msg) = report.root_failure() {
+        return Err(msg);
+    }
+    match outcome {
+        Ok(()) if report.all_done(&fp.label) => Ok(()),
+        Ok(()) => Err(format!(
+            "{} ended without every rank of {} reporting its results",
+            plan.mpirun, fp.label
+        )),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -696,9 +758,9 @@ fn external_tcp(
         return Err("rank 0 failed".into());
     }
     for fp in &plan.fabrics {
-        if !report.all_done(fp.def.name) {
+        if !report.all_done(&fp.label) {
             let missing: Vec<String> = (0..plan.ranks)
-                .filter(|r| !report.done.contains_key(&(fp.def.name.to_string(), *r)))
+                .filter(|r| !report.done.contains_key(&(fp.label.clone(), *r)))
                 .map(|r| match stages.get(&r) {
                     Some(s) => format!("rank {r} (last stage '{s}')"),
                     None => format!("rank {r}"),
@@ -707,7 +769,7 @@ fn external_tcp(
             return Err(format!(
                 "{} did not report results for fabric {}",
                 missing.join(", "),
-                fp.def.name
+                fp.label
             ));
         }
     }
@@ -741,7 +803,7 @@ fn external_dir(
             finished_at = Some(Instant::now());
         }
         if let Some(t) = finished_at {
-            let all = plan.fabrics.iter().all(|fp| report.all_done(fp.def.name));
+            let all = plan.fabrics.iter().all(|fp| report.all_done(&fp.label));
             if all || !report.failures.is_empty() || t.elapsed() > GRACE {
                 break Ok(());
             }
@@ -760,9 +822,9 @@ fn external_dir(
             return Err("rank 0 failed".into());
         }
         for fp in &plan.fabrics {
-            if !report.all_done(fp.def.name) {
+            if !report.all_done(&fp.label) {
                 let missing: Vec<String> = (0..plan.ranks)
-                    .filter(|r| !report.done.contains_key(&(fp.def.name.to_string(), *r)))
+                    .filter(|r| !report.done.contains_key(&(fp.label.clone(), *r)))
                     .map(|r| match stage_of(r) {
                         Some(s) => format!("rank {r} (last stage '{s}')"),
                         None => format!("rank {r}"),
@@ -771,7 +833,7 @@ fn external_dir(
                 return Err(format!(
                     "{} did not report results for fabric {}",
                     missing.join(", "),
-                    fp.def.name
+                    fp.label
                 ));
             }
         }

@@ -16,6 +16,8 @@ use crate::cli::RunArgs;
 pub struct UsageError(pub String);
 
 pub struct FabricPlan {
+    /// What the run calls this fabric: "shm", "tcp@mpi".
+    pub label: String,
     pub def: &'static FabricDef,
     pub settings: Settings,
 }
@@ -45,6 +47,7 @@ pub struct Plan {
     pub opts: RunOptions,
     pub out: PathBuf,
     pub launch: Launch,
+    pub mpirun: String,
 }
 
 fn boot_spec(text: &str) -> Result<BootSpec, UsageError> {
@@ -146,7 +149,28 @@ pub fn plan(args: &RunArgs, started: &Started) -> Result<Plan, UsageError> {
             Some((fabric, values))
         }
     };
-    let requested: Vec<&str> = args.fabric.split(',').map(str::trim).collect();
+    let via_mpi = match args.via.as_deref() {
+        None => false,
+        Some("mpi") => true,
+        Some(other) => {
+            return Err(usage(format!(
+                "--via {other}: the only way through is mpi (--via mpi, or FABRIC@mpi)"
+            )))
+        }
+    };
+    let requested: Vec<String> = args
+        .fabric
+        .split(',')
+        .map(|f| {
+            let f = f.trim();
+            if via_mpi && !f.ends_with("@mpi") && f != "mpi" {
+                format!("{f}@mpi")
+            } else {
+                f.to_string()
+            }
+        })
+        .collect();
+    let requested: Vec<&str> = requested.iter().map(String::as_str).collect();
     let model_target = match &model {
         None => None,
         Some((Some(f), _)) => Some(f.clone()),
@@ -177,30 +201,70 @@ pub fn plan(args: &RunArgs, started: &Started) -> Result<Plan, UsageError> {
         }
     }
     let mut fabrics = Vec::new();
-    for name in requested {
+    for label in requested {
+        let (name, preset) = match label.strip_suffix("@mpi") {
+            Some(base) => {
+                let p = transports::mpi::preset(base).ok_or_else(|| {
+                    usage(format!(
+                        "no MPI preset for '{base}'; presets: {}",
+                        transports::mpi::PRESETS
+                            .iter()
+                            .map(|p| format!("{}@mpi", p.fabric))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })?;
+                ("mpi", Some(p))
+            }
+            None => (label, None),
+        };
         let def = fabric::find(name).ok_or_else(|| {
             usage(format!(
                 "unknown fabric '{name}'; valid fabrics: {} (see `fabbench list fabrics`)",
                 fabric::names().join(", ")
             ))
         })?;
-        if fabrics.iter().any(|f: &FabricPlan| f.def.name == name) {
+        if fabrics.iter().any(|f: &FabricPlan| f.label == label) {
             return Err(usage(format!(
-                "fabric '{name}' is listed twice in --fabric"
+                "fabric '{label}' is listed twice in --fabric"
             )));
         }
         fabric::check_usable(def).map_err(|e| usage(e.to_string()))?;
+        if let Some(p) = preset {
+            transports::mpi::check_preset(p).map_err(usage)?;
+        }
+        if def.kind == fabric::FabricKind::Mpi
+            && launch != Launch::Local
+            && fabrics
+                .iter()
+                .any(|f: &FabricPlan| f.def.kind == fabric::FabricKind::Mpi)
+        {
+            return Err(usage(
+                "under an external launcher a run can use one MPI fabric (MPI starts once per process)",
+            ));
+        }
         if def.kind == fabric::FabricKind::Emulated && launch != Launch::Local {
             return Err(usage(format!(
                 "fabric {name} is emulated: its ranks run as threads of one fabbench process; run it without mpirun or srun"
             )));
         }
         let card = match (&model, &model_target) {
-            (Some((_, values)), Some(t)) if t == name => Some(values.as_slice()),
+            (Some((_, values)), Some(t)) if t == label => Some(values.as_slice()),
             _ => None,
         };
-        let settings = settings_for(&registry, def, profile.as_deref(), card, args)?;
-        fabrics.push(FabricPlan { def, settings });
+        let mut settings = settings_for(&registry, def, profile.as_deref(), card, args)?;
+        if let Some(p) = preset {
+            for (k, v) in p.settings {
+                settings
+                    .set(&registry, k, v, Source::Fabric)
+                    .map_err(|e| usage(e.to_string()))?;
+            }
+        }
+        fabrics.push(FabricPlan {
+            label: label.to_string(),
+            def,
+            settings,
+        });
     }
     Ok(Plan {
         suites,
@@ -209,6 +273,7 @@ pub fn plan(args: &RunArgs, started: &Started) -> Result<Plan, UsageError> {
         opts,
         out: args.out.clone(),
         launch,
+        mpirun: args.mpirun.clone(),
     })
 }
 

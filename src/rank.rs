@@ -64,9 +64,28 @@ pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
     }
 }
 
+/// This rank's number: from fabbench's launcher, or from mpirun's environment when fabbench
+/// started the ranks through mpirun.
+fn my_rank(size: usize) -> Result<usize, String> {
+    if std::env::var(env::RANK).is_ok() {
+        return number(env::RANK);
+    }
+    match bench_core::bootstrap::discover::detect()? {
+        bench_core::bootstrap::discover::Started::External(e) if e.size == size => Ok(e.rank),
+        bench_core::bootstrap::discover::Started::External(e) => Err(format!(
+            "{} started {} ranks but fabbench asked for {size}: is this the mpirun of the MPI fabbench was built against?",
+            e.launcher, e.size
+        )),
+        _ => Err(format!(
+            "{} is not set and no MPI launcher's rank is either: `fabbench __rank` is started by `fabbench run`",
+            env::RANK
+        )),
+    }
+}
+
 fn connect() -> Result<Arc<dyn Bootstrap>, String> {
-    let rank = number(env::RANK)?;
     let size = number(env::SIZE)?;
+    let rank = my_rank(size)?;
     let url = var(env::BOOTSTRAP)?;
     let token = var(env::TOKEN)?;
     let job = var(env::JOB_ID)?;
@@ -115,7 +134,7 @@ fn run_fabric(
             send(
                 boot.as_ref(),
                 &RankEvent::SuiteStart {
-                    fabric: job.fabric.clone(),
+                    fabric: job.label.clone(),
                     suite: name.clone(),
                     layout: suite.layout(),
                 },
@@ -127,7 +146,7 @@ fn run_fabric(
             send(
                 b.as_ref(),
                 &RankEvent::Point {
-                    fabric: job.fabric.clone(),
+                    fabric: job.label.clone(),
                     suite: name.clone(),
                     point,
                 },
@@ -142,7 +161,7 @@ fn run_fabric(
     send(
         boot.as_ref(),
         &RankEvent::Done {
-            fabric: job.fabric.clone(),
+            fabric: job.label.clone(),
             counters: comm.counters(),
             facts: comm.describe(),
             virtual_time: comm.virtual_time(),

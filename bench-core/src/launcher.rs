@@ -54,6 +54,12 @@ pub enum LaunchError {
         how: String,
         stage: Option<String>,
     },
+    #[error("{program} {how}{}", stage.as_ref().map(|(r, s)| format!(" (rank {r} was in stage '{s}')")).unwrap_or_default())]
+    LauncherFailed {
+        program: String,
+        how: String,
+        stage: Option<(usize, String)>,
+    },
     #[error("interrupted; stopped all ranks")]
     Interrupted,
 }
@@ -61,6 +67,8 @@ pub enum LaunchError {
 /// A running job.
 pub struct Job {
     server: Server,
+    /// Some(program) when one launcher process (mpirun) starts every rank.
+    launcher: Option<String>,
     children: Vec<Option<Child>>,
     stages: Vec<Option<String>>,
     forwarders: Vec<JoinHandle<()>>,
@@ -80,6 +88,7 @@ impl Job {
         let launcher_pid = std::process::id() as i32;
         let mut job = Job {
             server,
+            launcher: None,
             children: Vec::new(),
             stages: vec![None; placement.ranks],
             forwarders: Vec::new(),
@@ -137,6 +146,59 @@ impl Job {
         Ok(job)
     }
 
+    /// Starts one launcher process (mpirun) that starts `ranks` ranks itself; each rank reaches
+    /// `server` through the environment `cmd` carries. Its output is forwarded as `[mpirun]`.
+    pub fn spawn_launcher(
+        cmd: &RankCommand,
+        ranks: usize,
+        server: Server,
+        token: &str,
+        job_id: &str,
+    ) -> Result<Job, LaunchError> {
+        let launcher_pid = std::process::id() as i32;
+        let mut c = Command::new(&cmd.program);
+        c.args(&cmd.args)
+            .env(env::SIZE, ranks.to_string())
+            .env(env::BOOTSTRAP, server.url())
+            .env(env::TOKEN, token)
+            .env(env::JOB_ID, job_id)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: raw system calls only, between fork and exec.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != launcher_pid {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let program = cmd.program.display().to_string();
+        let mut child = c.spawn().map_err(|e| LaunchError::Spawn {
+            rank: 0,
+            program: program.clone(),
+            reason: e.to_string(),
+        })?;
+        let out = child.stdout.take().expect("piped");
+        let err = child.stderr.take().expect("piped");
+        Ok(Job {
+            server,
+            launcher: Some(program),
+            children: vec![Some(child)],
+            stages: vec![None; ranks],
+            forwarders: vec![
+                forward_as("mpirun".into(), out),
+                forward_as("mpirun".into(), err),
+            ],
+            grace: Duration::from_secs(5),
+        })
+    }
+
     /// Relays events to `on_event(rank, json)` until every rank has ended. On the first failure
     /// (or when `interrupt` is raised) the other ranks are stopped and the failure returned.
     pub fn supervise(
@@ -144,7 +206,7 @@ impl Job {
         on_event: &mut dyn FnMut(usize, &str),
         interrupt: &AtomicBool,
     ) -> Result<(), LaunchError> {
-        let mut connected = vec![false; self.children.len()];
+        let mut connected = vec![false; self.stages.len()];
         let result = loop {
             while let Some(ev) = self.server.next_event(Duration::from_millis(2)) {
                 self.handle(ev, &mut connected, on_event);
@@ -206,6 +268,19 @@ impl Job {
             }
         }
         failures.sort_by_key(|(rank, st)| (st.signal().is_none(), *rank));
+        if let Some(program) = &self.launcher {
+            return failures
+                .first()
+                .map(|(_, status)| LaunchError::LauncherFailed {
+                    program: program.clone(),
+                    how: describe_exit(*status),
+                    stage: self
+                        .stages
+                        .iter()
+                        .enumerate()
+                        .find_map(|(r, s)| s.clone().map(|s| (r, s))),
+                });
+        }
         failures
             .first()
             .map(|(rank, status)| LaunchError::RankFailed {
@@ -267,12 +342,16 @@ pub fn describe_exit(status: ExitStatus) -> String {
 }
 
 fn forward(rank: usize, stream: impl Read + Send + 'static) -> JoinHandle<()> {
+    forward_as(format!("rank {rank}"), stream)
+}
+
+fn forward_as(who: String, stream: impl Read + Send + 'static) -> JoinHandle<()> {
     thread::spawn(move || {
         let reader = BufReader::new(stream);
         for line in reader.split(b'\n') {
             let Ok(line) = line else { break };
             let mut err = std::io::stderr().lock();
-            let _ = err.write_all(format!("[rank {rank}] ").as_bytes());
+            let _ = err.write_all(format!("[{who}] ").as_bytes());
             let _ = err.write_all(&line);
             let _ = err.write_all(b"\n");
         }

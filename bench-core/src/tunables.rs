@@ -31,6 +31,8 @@ pub enum Kind {
     Duration { min_ms: u64, max_ms: u64 },
     /// Free text passed through (interface names, MPI variable values).
     Text,
+    /// Unset (the empty default: nothing is passed on), or a value of the inner kind.
+    Optional(&'static Kind),
 }
 
 /// A value of a tunable, already validated against its [`Kind`].
@@ -103,6 +105,7 @@ impl Kind {
                 humantime::format_duration(Duration::from_millis(max_ms))
             ),
             Kind::Text => "any text".to_string(),
+            Kind::Optional(inner) => format!("{} (or empty: unset)", inner.describe()),
         }
     }
 
@@ -120,6 +123,7 @@ impl Kind {
                 humantime::format_duration(Duration::from_millis(max_ms))
             ),
             Kind::Text => "text".to_string(),
+            Kind::Optional(inner) => format!("unset|{}", inner.range()),
         }
     }
 
@@ -159,6 +163,8 @@ impl Kind {
                 _ => Err(self.describe()),
             },
             Kind::Text => Ok(Value::Text(t.to_string())),
+            Kind::Optional(_) if t.is_empty() => Ok(Value::Text(String::new())),
+            Kind::Optional(inner) => inner.parse(t).map_err(|_| self.describe()),
         }
     }
 }
@@ -561,6 +567,19 @@ mod tests {
             s.apply_profile(&r, "= ="),
             Err(ProfileError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn optional_values_are_unset_or_valid() {
+        const SIZE: Kind = Kind::Size {
+            min: 0,
+            max: 1 << 20,
+        };
+        let k = Kind::Optional(&SIZE);
+        assert_eq!(k.parse(""), Ok(Value::Text(String::new())));
+        assert_eq!(k.parse("4K"), Ok(Value::Text("4KiB".into())));
+        assert!(k.parse("lots").unwrap_err().contains("or empty: unset"));
+        assert_eq!(k.range(), "unset|0..1MiB");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 use std::marker::PhantomData;
 
 use crate::error::Result;
-use crate::transport::{Context, Counters, ReqId, Status, Tag, Transport};
+pub use crate::transport::ReduceOp;
+use crate::transport::{Context, Counters, ElemKind, ReqId, Status, Tag, Transport};
 
 /// A pending operation. Its buffer stays borrowed until it completes; dropping an incomplete
 /// request waits for it (bounded by the transport's timeout) so the buffer is never freed
@@ -48,26 +49,20 @@ impl Drop for Request<'_> {
     }
 }
 
-/// Reduction operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReduceOp {
-    Sum,
-    Max,
-    Min,
-}
-
 /// A value collectives can reduce: fixed size, explicit little-endian encoding.
 pub trait Element: Copy + Default {
     const SIZE: usize;
+    const KIND: ElemKind;
     fn put(self, out: &mut [u8]);
     fn take(bytes: &[u8]) -> Self;
     fn combine(a: Self, b: Self, op: ReduceOp) -> Self;
 }
 
 macro_rules! element {
-    ($t:ty) => {
+    ($t:ty, $k:ident) => {
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            const KIND: ElemKind = ElemKind::$k;
             fn put(self, out: &mut [u8]) {
                 out.copy_from_slice(&self.to_le_bytes());
             }
@@ -96,12 +91,23 @@ macro_rules! element {
         }
     };
 }
-element!(f64);
-element!(f32);
-element!(u64);
-element!(i64);
-element!(u32);
-element!(i32);
+element!(f64, F64);
+element!(f32, F32);
+element!(u64, U64);
+element!(i64, I64);
+element!(u32, U32);
+element!(i32, I32);
+
+/// The host representation of a slice of elements, for native collectives.
+fn host_bytes<T: Element>(v: &[T]) -> &[u8] {
+    // SAFETY: Element types are plain numbers with no padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+fn host_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; every byte pattern is a valid number.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
+}
 
 const TAG_BARRIER: Tag = 1 << 20;
 const TAG_BCAST: Tag = 2 << 20;
@@ -279,6 +285,9 @@ impl Comm {
 
     /// Returns once every rank has entered the barrier (dissemination algorithm).
     pub fn barrier(&self) -> Result<()> {
+        if let Some(n) = self.t.native_collectives() {
+            return n.barrier();
+        }
         let n = self.size();
         let r = self.rank();
         let mut dist = 1;
@@ -298,6 +307,9 @@ impl Comm {
 
     /// Broadcasts `buf` from `root` to every rank (binomial tree).
     pub fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        if let Some(n) = self.t.native_collectives() {
+            return n.bcast(buf, root);
+        }
         let n = self.size();
         let vr = (self.rank() + n - root) % n;
         let mut mask = 1;
@@ -331,6 +343,9 @@ impl Comm {
         op: ReduceOp,
         root: usize,
     ) -> Result<()> {
+        if let Some(n) = self.t.native_collectives() {
+            return n.reduce(host_bytes(send), host_bytes_mut(recv), T::KIND, op, root);
+        }
         let n = self.size();
         let vr = (self.rank() + n - root) % n;
         let mut acc: Vec<T> = send.to_vec();
@@ -365,6 +380,9 @@ impl Comm {
     /// Reduces `send` element-wise and gives every rank the result in `recv`.
     pub fn allreduce<T: Element>(&self, send: &[T], recv: &mut [T], op: ReduceOp) -> Result<()> {
         assert_eq!(send.len(), recv.len(), "allreduce buffers differ in length");
+        if let Some(n) = self.t.native_collectives() {
+            return n.allreduce(host_bytes(send), host_bytes_mut(recv), T::KIND, op);
+        }
         self.reduce(send, recv, op, 0)?;
         let mut bytes = if self.rank() == 0 {
             encode(recv)

@@ -113,6 +113,7 @@ pub static FABRICS: &[FabricDef] = &[
     crate::emulated::hyperlink::FABRIC,
     crate::emulated::rapidio::FABRIC,
     crate::emulated::bxi::FABRIC,
+    crate::mpi::FABRIC,
 ];
 
 pub(crate) fn always_usable() -> Availability {

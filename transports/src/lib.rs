@@ -11,6 +11,7 @@ pub mod emulated;
 pub mod engine;
 pub mod error;
 pub mod header;
+pub mod mpi;
 pub mod transport;
 pub mod wire;
 

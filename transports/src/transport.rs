@@ -45,6 +45,41 @@ pub struct Counters {
     pub bytes_sent: u64,
 }
 
+/// Reduction operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    Sum,
+    Max,
+    Min,
+}
+
+/// The element types collectives reduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElemKind {
+    F64,
+    F32,
+    U64,
+    I64,
+    U32,
+    I32,
+}
+
+/// Collectives a transport implements itself (an MPI library's own). Buffers hold elements in
+/// the host's representation.
+pub trait NativeCollectives: Sync {
+    fn barrier(&self) -> Result<()>;
+    fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()>;
+    fn reduce(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        kind: ElemKind,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<()>;
+    fn allreduce(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, op: ReduceOp) -> Result<()>;
+}
+
 pub trait Transport: Send + Sync {
     fn rank(&self) -> usize;
     fn size(&self) -> usize;
@@ -124,5 +159,10 @@ pub trait Transport: Send + Sync {
     /// Releases the fabric's resources; further operations fail.
     fn shutdown(&self) -> Result<()> {
         Ok(())
+    }
+    /// Collectives this transport does itself; `Comm` builds its own over point-to-point
+    /// otherwise.
+    fn native_collectives(&self) -> Option<&dyn NativeCollectives> {
+        None
     }
 }

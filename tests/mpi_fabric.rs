@@ -1,0 +1,244 @@
+//! The mpi fabric through the real binary and Debian's Open MPI (built with `--features mpi`):
+//! the OSU trio through MPI, a table beside fabbench's own shm, an MPI variable that visibly
+//! takes effect, and the clear errors: a bad variable name, a vendor preset whose MPI is not
+//! here, and a binary started by another MPI's launcher.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn curve(out: &str) -> BTreeMap<u64, (f64, String)> {
+    out.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                (f[1].parse().unwrap(), f.get(2).unwrap_or(&"").to_string()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_osu_trio_validates_through_mpi() {
+    let _g = serial();
+    for suite in ["osu_latency", "osu_bw", "osu_bibw"] {
+        for fabric in ["mpi", "tcp@mpi"] {
+            let r = run(
+                "mpi-trio",
+                &[
+                    "run", suite, "--fabric", fabric, "-m", "1:1M", "-i", "5", "-x", "1", "-c",
+                ],
+            );
+            r.ok();
+            let c = curve(&r.stdout());
+            assert_eq!(c.len(), 21, "{suite} on {fabric}: {}", r.stdout());
+            assert!(c.values().all(|(_, v)| v == "Pass"), "{suite} on {fabric}");
+            let m = r.manifest();
+            let lib = m["fabrics"][0]["facts"]["rank0.mpi_library_version"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert!(lib.contains("Open MPI"), "{lib}");
+        }
+    }
+}
+
+#[test]
+fn shm_and_mpi_in_one_table() {
+    let _g = serial();
+    let r = run(
+        "shm-mpi",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "shm,mpi",
+            "-m",
+            "1:4K",
+            "-i",
+            "200",
+            "-x",
+            "10",
+        ],
+    );
+    r.ok();
+    let out = r.stdout();
+    let header = out.lines().find(|l| l.starts_with("# Size")).unwrap();
+    assert!(
+        header.contains("shm Avg Latency(us)") && header.contains("mpi Avg Latency(us)"),
+        "{header}"
+    );
+    assert!(out.contains("# mpi (mpi): Open MPI v4.1"), "{out}");
+    for line in out.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        assert_eq!(line.split_whitespace().count(), 3, "{line}");
+    }
+}
+
+#[test]
+fn an_mpi_variable_takes_effect() {
+    let _g = serial();
+    let step = |eager: &str| {
+        let r = run(
+            "vader-eager",
+            &[
+                "run",
+                "osu_latency",
+                "--fabric",
+                "shm@mpi",
+                "-m",
+                "512:2K",
+                "-i",
+                "2000",
+                "--set",
+                &format!("mpi.btl_vader_eager_limit={eager}"),
+            ],
+        );
+        r.ok();
+        let facts = r.manifest()["fabrics"][0]["facts"].clone();
+        let c = curve(&r.stdout());
+        (c[&2048].0 / c[&512].0, facts)
+    };
+    let (low, facts) = step("1K");
+    let (high, _) = step("16K");
+    // 2 KiB goes by rendezvous (vader's single copy) with a 1 KiB eager limit: a step up.
+    assert!(low > 2.0, "with btl_vader_eager_limit=1K: 2K/512 = {low}");
+    assert!(
+        high < 2.0,
+        "with btl_vader_eager_limit=16K: 2K/512 = {high}"
+    );
+    assert_eq!(
+        facts["rank0.mpi_env.OMPI_MCA_btl_vader_eager_limit"],
+        "1024"
+    );
+}
+
+#[test]
+fn bad_mpi_input_gets_a_clear_error() {
+    let out = raw(&[
+        "run",
+        "osu_latency",
+        "--fabric",
+        "mpi",
+        "--set",
+        "mpi.btl_vadr_eager_limit=8K",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did you mean 'mpi.btl_vader_eager_limit'"),
+        "{err}"
+    );
+    let out = raw(&["run", "osu_bw", "--fabric", "hyperlink@mpi"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs TI's Open MPI with its hlink BTL"),
+        "{err}"
+    );
+    assert!(
+        err.contains("run the emulated model: --fabric hyperlink"),
+        "{err}"
+    );
+    let out = raw(&[
+        "run",
+        "osu_bw",
+        "--fabric",
+        "mpi",
+        "--mpirun",
+        "/nonexistent/mpirun",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run /nonexistent/mpirun"));
+}
+
+#[test]
+fn started_by_another_mpis_launcher_says_so() {
+    let _g = serial();
+    // A stand-in for MPICH's Hydra: it says it is Hydra and starts the ranks with PMI_RANK and
+    // PMI_SIZE, which Open MPI does not read, so each process sees a world of one.
+    let dir = scratch("hydra");
+    let fake = dir.join("mpirun");
+    std::fs::write(
+        &fake,
+        r#"#!/bin/sh
+if [ "$1" = "--version" ]; then echo "HYDRA build details:"; exit 0; fi
+n=1
+while [ $# -gt 2 ]; do
+  case "$1" in
+    -n) n=$2; shift 2;;
+    -genv) export "$2=$3"; shift 3;;
+    *) shift;;
+  esac
+done
+i=0; pids=""
+while [ $i -lt $n ]; do PMI_RANK=$i PMI_SIZE=$n "$1" "$2" & pids="$pids $!"; i=$((i+1)); done
+st=0; for p in $pids; do wait $p || st=1; done; exit $st
+"#,
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
+    let r = run(
+        "wrong-mpirun",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "mpi",
+            "--mpirun",
+            fake.to_str().unwrap(),
+            "--set",
+            "timeout=5s",
+        ],
+    );
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    let err = r.stderr();
+    assert!(err.contains("MPI sees rank 0 of a world of 1"), "{err}");
+    assert!(err.contains("built against Open MPI"), "{err}");
+}
+
+#[test]
+fn started_by_an_external_mpirun() {
+    let _g = serial();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = scratch("ext-mpirun");
+    let o = Command::new("mpirun")
+        .args(["-n", "2", "--allow-run-as-root", "--bind-to", "core", bin()])
+        .args([
+            "run",
+            "osu_latency",
+            "--fabric",
+            "mpi",
+            "-m",
+            "1:1K",
+            "-i",
+            "50",
+            "--bootstrap",
+        ])
+        .arg(format!("tcp://127.0.0.1:{port}"))
+        .arg("--out")
+        .arg(&out)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(curve(&stdout).len(), 11, "{stdout}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+}

@@ -1,0 +1,602 @@
+//! The Transport over the MPI library itself (rsmpi's raw bindings): blocking calls map to
+//! MPI_Send/MPI_Recv, nonblocking ones to MPI_Isend/MPI_Irecv with requests kept in a slab,
+//! collectives to MPI's own, so a suite makes the same calls OSU makes.
+//!
+//! MPI's blocking calls cannot be interrupted, so a watchdog thread bounds them: each call
+//! records what it waits for (three atomic stores, nothing on the heap), and a call that outlives
+//! `timeout` is reported (peer, call and stage, to the frontend and stderr) and the process ends,
+//! which makes the launcher stop the other ranks.
+
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bench_core::bootstrap::Bootstrap;
+use bench_core::clock::{Clock, RealClock};
+use mpi::ffi as m;
+
+use crate::error::{Result, TransportError};
+use crate::fabric::FabricContext;
+use crate::transport::{
+    Context, Counters, ElemKind, NativeCollectives, ReduceOp, ReqId, Status, Tag, Transport,
+};
+
+/// The MPI library's own description, callable before MPI_Init.
+pub fn library_version() -> String {
+    let mut buf = vec![0 as std::ffi::c_char; 8192];
+    let mut len: c_int = 0;
+    // SAFETY: MPI_Get_library_version may be called before MPI_Init (MPI-3) and writes at
+    // most MPI_MAX_LIBRARY_VERSION_STRING bytes, well under 8192.
+    unsafe { m::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    let bytes: Vec<u8> = buf[..len.max(0) as usize]
+        .iter()
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes)
+        .trim_end_matches('\0')
+        .trim()
+        .to_string()
+}
+
+fn first_line(lib: &str) -> &str {
+    lib.lines().next().unwrap_or("").trim()
+}
+
+#[derive(Clone, Copy)]
+struct Req(m::MPI_Request);
+// SAFETY: an MPI request handle is only used by the thread that owns the transport (MPI is
+// initialised FUNNELED); the wrapper lets it live in a Mutex.
+unsafe impl Send for Req {}
+
+#[derive(Clone, Copy)]
+struct CommH(m::MPI_Comm);
+// SAFETY: as for Req.
+unsafe impl Send for CommH {}
+unsafe impl Sync for CommH {}
+
+/// What the rank is blocked in, for the watchdog.
+struct Blocked {
+    since_ns: AtomicU64,
+    peer: AtomicI64,
+    call: AtomicU8,
+}
+
+const CALLS: [&str; 8] = [
+    "nothing",
+    "MPI_Send",
+    "MPI_Recv",
+    "MPI_Wait",
+    "MPI_Waitall",
+    "MPI_Barrier",
+    "MPI_Bcast",
+    "MPI_Reduce/Allreduce",
+];
+
+pub struct MpiTransport {
+    rank: usize,
+    size: usize,
+    world: CommH,
+    coll: CommH,
+    reqs: Mutex<(Vec<Option<Req>>, Vec<usize>)>,
+    clock: RealClock,
+    stage: Arc<Mutex<String>>,
+    reporter: Arc<dyn Bootstrap>,
+    blocked: Arc<Blocked>,
+    stop: Arc<AtomicBool>,
+    library: String,
+    env: Vec<(String, String)>,
+    finalized: AtomicBool,
+}
+
+fn check(code: c_int, what: &str) -> Result<()> {
+    if code == 0 {
+        return Ok(());
+    }
+    let mut buf = vec![0 as std::ffi::c_char; 1024];
+    let mut len: c_int = 0;
+    // SAFETY: MPI_Error_string writes at most MPI_MAX_ERROR_STRING (< 1024) bytes.
+    unsafe { m::MPI_Error_string(code, buf.as_mut_ptr(), &mut len) };
+    let text: Vec<u8> = buf[..len.max(0) as usize]
+        .iter()
+        .map(|c| *c as u8)
+        .collect();
+    Err(TransportError::Io(format!(
+        "{what}: {}",
+        String::from_utf8_lossy(&text)
+    )))
+}
+
+pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
+    let boot = ctx.boot.clone();
+    let mut init: c_int = 0;
+    // SAFETY: MPI_Initialized may be called at any time.
+    unsafe { m::MPI_Initialized(&mut init) };
+    if init != 0 {
+        return Err(TransportError::Config(
+            "MPI is already initialised in this process: one MPI fabric per run under an external launcher".into(),
+        ));
+    }
+    let mut provided: c_int = 0;
+    // SAFETY: first and only MPI initialisation of the process; no arguments are passed.
+    let code = unsafe {
+        m::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            m::RSMPI_THREAD_FUNNELED,
+            &mut provided,
+        )
+    };
+    check(code, "MPI_Init_thread")?;
+    // SAFETY: reading the predefined handle after initialisation.
+    let world = unsafe { m::RSMPI_COMM_WORLD };
+    // SAFETY: MPI is initialised; the handle is valid.
+    unsafe { m::MPI_Comm_set_errhandler(world, m::RSMPI_ERRORS_RETURN) };
+    let (mut rank, mut size): (c_int, c_int) = (0, 0);
+    // SAFETY: valid communicator and out-pointers.
+    unsafe {
+        m::MPI_Comm_rank(world, &mut rank);
+        m::MPI_Comm_size(world, &mut size);
+    }
+    let library = library_version();
+    if size as usize != boot.size() || rank as usize != boot.rank() {
+        let e = TransportError::Config(format!(
+            "MPI sees rank {rank} of a world of {size}, but this process was started as rank {} of {}: this fabbench is built against {}; start it with that MPI's mpirun (another MPI's launcher gives every process a world of 1)",
+            boot.rank(),
+            boot.size(),
+            first_line(&library)
+        ));
+        // SAFETY: leave MPI cleanly before failing.
+        unsafe { m::MPI_Finalize() };
+        return Err(e);
+    }
+    let mut coll = MaybeUninit::<m::MPI_Comm>::uninit();
+    // SAFETY: duplicating the world communicator for collective traffic.
+    check(
+        unsafe { m::MPI_Comm_dup(world, coll.as_mut_ptr()) },
+        "MPI_Comm_dup",
+    )?;
+    // SAFETY: initialised by MPI_Comm_dup above.
+    let coll = unsafe { coll.assume_init() };
+    // SAFETY: valid communicator.
+    unsafe { m::MPI_Comm_set_errhandler(coll, m::RSMPI_ERRORS_RETURN) };
+    let t = MpiTransport {
+        rank: rank as usize,
+        size: size as usize,
+        world: CommH(world),
+        coll: CommH(coll),
+        reqs: Mutex::new((Vec::new(), Vec::new())),
+        clock: RealClock::new(),
+        stage: Arc::new(Mutex::new("setup".into())),
+        reporter: boot,
+        blocked: Arc::new(Blocked {
+            since_ns: AtomicU64::new(0),
+            peer: AtomicI64::new(-1),
+            call: AtomicU8::new(0),
+        }),
+        stop: Arc::new(AtomicBool::new(false)),
+        library,
+        env: super::environment(ctx.settings),
+        finalized: AtomicBool::new(false),
+    };
+    t.start_watchdog(ctx.settings.duration("timeout"));
+    Ok(Box::new(t))
+}
+
+impl MpiTransport {
+    fn start_watchdog(&self, timeout: Duration) {
+        let blocked = self.blocked.clone();
+        let stop = self.stop.clone();
+        let stage = self.stage.clone();
+        let reporter = self.reporter.clone();
+        let clock = self.clock;
+        let rank = self.rank;
+        std::thread::Builder::new()
+            .name("mpi-watchdog".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let since = blocked.since_ns.load(Ordering::Acquire);
+                    if since == 0 || clock.now().saturating_sub(since) < timeout.as_nanos() as u64 {
+                        continue;
+                    }
+                    let call = CALLS[blocked.call.load(Ordering::Relaxed) as usize % CALLS.len()];
+                    let peer = match blocked.peer.load(Ordering::Relaxed) {
+                        p if p >= 0 => format!("rank {p}"),
+                        _ => "the other ranks".to_string(),
+                    };
+                    let st = stage.lock().map(|s| s.clone()).unwrap_or_default();
+                    let msg = format!(
+                        "timed out after {} waiting for {peer} in {call} (stage: {st})",
+                        humantime::format_duration(timeout)
+                    );
+                    let ev = format!(
+                        "{{\"event\":\"failed\",\"stage\":{},\"message\":{}}}",
+                        serde_json::to_string(&st).unwrap_or_default(),
+                        serde_json::to_string(&msg).unwrap_or_default()
+                    );
+                    let _ = reporter.send_event(&ev);
+                    eprintln!("error: rank {rank}: {msg}");
+                    std::process::exit(1);
+                }
+            })
+            .expect("spawn the MPI watchdog");
+    }
+
+    #[inline]
+    fn enter(&self, call: u8, peer: i64) {
+        self.blocked.call.store(call, Ordering::Relaxed);
+        self.blocked.peer.store(peer, Ordering::Relaxed);
+        self.blocked
+            .since_ns
+            .store(self.clock.now().max(1), Ordering::Release);
+    }
+
+    #[inline]
+    fn leave(&self) {
+        self.blocked.since_ns.store(0, Ordering::Release);
+    }
+
+    fn comm(&self, ctx: Context) -> m::MPI_Comm {
+        match ctx {
+            Context::PointToPoint => self.world.0,
+            Context::Collective => self.coll.0,
+        }
+    }
+
+    fn store(&self, r: m::MPI_Request) -> ReqId {
+        let mut g = self.reqs.lock().unwrap();
+        let (slots, free) = &mut *g;
+        let idx = match free.pop() {
+            Some(i) => {
+                slots[i] = Some(Req(r));
+                i
+            }
+            None => {
+                slots.push(Some(Req(r)));
+                slots.len() - 1
+            }
+        };
+        ReqId(idx as u64)
+    }
+
+    fn take(&self, id: ReqId) -> Result<m::MPI_Request> {
+        let g = self.reqs.lock().unwrap();
+        g.0.get(id.0 as usize)
+            .and_then(|s| *s)
+            .map(|r| r.0)
+            .ok_or_else(|| TransportError::Config(format!("request {} is not live", id.0)))
+    }
+
+    fn release(&self, id: ReqId) {
+        let mut g = self.reqs.lock().unwrap();
+        g.0[id.0 as usize] = None;
+        g.1.push(id.0 as usize);
+    }
+
+    fn status(st: &m::MPI_Status) -> Status {
+        let mut count: c_int = 0;
+        // SAFETY: a status filled by MPI; byte count of a byte message.
+        unsafe { m::MPI_Get_count(st, m::RSMPI_UINT8_T, &mut count) };
+        Status {
+            source: st.MPI_SOURCE.max(0) as usize,
+            tag: st.MPI_TAG,
+            len: count.max(0) as usize,
+        }
+    }
+}
+
+fn dtype(k: ElemKind) -> m::MPI_Datatype {
+    // SAFETY: reading predefined handles after initialisation.
+    unsafe {
+        match k {
+            ElemKind::F64 => m::RSMPI_DOUBLE,
+            ElemKind::F32 => m::RSMPI_FLOAT,
+            ElemKind::U64 => m::RSMPI_UINT64_T,
+            ElemKind::I64 => m::RSMPI_INT64_T,
+            ElemKind::U32 => m::RSMPI_UINT32_T,
+            ElemKind::I32 => m::RSMPI_INT32_T,
+        }
+    }
+}
+
+fn width(k: ElemKind) -> usize {
+    match k {
+        ElemKind::F64 | ElemKind::U64 | ElemKind::I64 => 8,
+        _ => 4,
+    }
+}
+
+fn op(o: ReduceOp) -> m::MPI_Op {
+    // SAFETY: predefined handles.
+    unsafe {
+        match o {
+            ReduceOp::Sum => m::RSMPI_SUM,
+            ReduceOp::Max => m::RSMPI_MAX,
+            ReduceOp::Min => m::RSMPI_MIN,
+        }
+    }
+}
+
+impl Transport for MpiTransport {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    #[inline]
+    fn now(&self) -> u64 {
+        Clock::Real(self.clock).now()
+    }
+    fn virtual_time(&self) -> bool {
+        false
+    }
+
+    unsafe fn isend(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dst: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<ReqId> {
+        let mut r = MaybeUninit::<m::MPI_Request>::uninit();
+        let code = m::MPI_Isend(
+            buf as *const c_void,
+            len as c_int,
+            m::RSMPI_UINT8_T,
+            dst as c_int,
+            tag,
+            self.comm(ctx),
+            r.as_mut_ptr(),
+        );
+        check(code, "MPI_Isend")?;
+        Ok(self.store(r.assume_init()))
+    }
+
+    unsafe fn irecv(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        src: Option<usize>,
+        tag: Option<Tag>,
+        ctx: Context,
+    ) -> Result<ReqId> {
+        let mut r = MaybeUninit::<m::MPI_Request>::uninit();
+        let code = m::MPI_Irecv(
+            buf as *mut c_void,
+            cap as c_int,
+            m::RSMPI_UINT8_T,
+            src.map(|s| s as c_int).unwrap_or(m::RSMPI_ANY_SOURCE),
+            tag.unwrap_or(m::RSMPI_ANY_TAG),
+            self.comm(ctx),
+            r.as_mut_ptr(),
+        );
+        check(code, "MPI_Irecv")?;
+        Ok(self.store(r.assume_init()))
+    }
+
+    unsafe fn send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dst: usize,
+        tag: Tag,
+        ctx: Context,
+    ) -> Result<()> {
+        self.enter(1, dst as i64);
+        let code = m::MPI_Send(
+            buf as *const c_void,
+            len as c_int,
+            m::RSMPI_UINT8_T,
+            dst as c_int,
+            tag,
+            self.comm(ctx),
+        );
+        self.leave();
+        check(code, "MPI_Send")
+    }
+
+    unsafe fn recv(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        src: Option<usize>,
+        tag: Option<Tag>,
+        ctx: Context,
+    ) -> Result<Status> {
+        let mut st = MaybeUninit::<m::MPI_Status>::uninit();
+        self.enter(2, src.map(|s| s as i64).unwrap_or(-1));
+        let code = m::MPI_Recv(
+            buf as *mut c_void,
+            cap as c_int,
+            m::RSMPI_UINT8_T,
+            src.map(|s| s as c_int).unwrap_or(m::RSMPI_ANY_SOURCE),
+            tag.unwrap_or(m::RSMPI_ANY_TAG),
+            self.comm(ctx),
+            st.as_mut_ptr(),
+        );
+        self.leave();
+        check(code, "MPI_Recv")?;
+        Ok(Self::status(&st.assume_init()))
+    }
+
+    fn test(&self, req: ReqId) -> Result<Option<Status>> {
+        if req == ReqId::DONE {
+            return Ok(Some(Status::default()));
+        }
+        let mut r = self.take(req)?;
+        let mut flag: c_int = 0;
+        let mut st = MaybeUninit::<m::MPI_Status>::uninit();
+        // SAFETY: a live request from this transport.
+        check(
+            unsafe { m::MPI_Test(&mut r, &mut flag, st.as_mut_ptr()) },
+            "MPI_Test",
+        )?;
+        if flag == 0 {
+            self.reqs.lock().unwrap().0[req.0 as usize] = Some(Req(r));
+            return Ok(None);
+        }
+        self.release(req);
+        // SAFETY: MPI_Test filled the status because the request completed.
+        Ok(Some(Self::status(unsafe { &st.assume_init() })))
+    }
+
+    fn wait(&self, req: ReqId) -> Result<Status> {
+        if req == ReqId::DONE {
+            return Ok(Status::default());
+        }
+        let mut r = self.take(req)?;
+        let mut st = MaybeUninit::<m::MPI_Status>::uninit();
+        self.enter(3, -1);
+        // SAFETY: a live request.
+        let code = unsafe { m::MPI_Wait(&mut r, st.as_mut_ptr()) };
+        self.leave();
+        self.release(req);
+        check(code, "MPI_Wait")?;
+        // SAFETY: filled by MPI_Wait.
+        Ok(Self::status(unsafe { &st.assume_init() }))
+    }
+
+    fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()> {
+        let live: Vec<usize> = (0..reqs.len())
+            .filter(|&i| reqs[i] != ReqId::DONE)
+            .collect();
+        let mut handles: Vec<m::MPI_Request> = live
+            .iter()
+            .map(|&i| self.take(reqs[i]))
+            .collect::<Result<_>>()?;
+        let mut sts: Vec<MaybeUninit<m::MPI_Status>> =
+            (0..handles.len()).map(|_| MaybeUninit::uninit()).collect();
+        self.enter(4, -1);
+        // SAFETY: live requests and room for their statuses.
+        let code = unsafe {
+            m::MPI_Waitall(
+                handles.len() as c_int,
+                handles.as_mut_ptr(),
+                sts.as_mut_ptr() as *mut m::MPI_Status,
+            )
+        };
+        self.leave();
+        for &i in &live {
+            self.release(reqs[i]);
+        }
+        check(code, "MPI_Waitall")?;
+        for (k, &i) in live.iter().enumerate() {
+            // SAFETY: filled by MPI_Waitall.
+            statuses[i] = Self::status(unsafe { &sts[k].assume_init() });
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn set_stage(&self, stage: &str) {
+        if let Ok(mut s) = self.stage.lock() {
+            s.clear();
+            s.push_str(stage);
+        }
+        self.reporter.report_stage(stage);
+    }
+
+    fn stage(&self) -> String {
+        self.stage.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let mut d = vec![("mpi_library_version".to_string(), self.library.clone())];
+        for (k, v) in &self.env {
+            d.push((format!("mpi_env.{k}"), v.clone()));
+        }
+        d
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        self.stop.store(true, Ordering::Relaxed);
+        if !self.finalized.swap(true, Ordering::SeqCst) {
+            // SAFETY: every request was completed by the suites; MPI is finalised once.
+            check(unsafe { m::MPI_Finalize() }, "MPI_Finalize")?;
+        }
+        Ok(())
+    }
+
+    fn native_collectives(&self) -> Option<&dyn NativeCollectives> {
+        Some(self)
+    }
+}
+
+impl NativeCollectives for MpiTransport {
+    fn barrier(&self) -> Result<()> {
+        self.enter(5, -1);
+        // SAFETY: valid communicator.
+        let code = unsafe { m::MPI_Barrier(self.coll.0) };
+        self.leave();
+        check(code, "MPI_Barrier")
+    }
+
+    fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        self.enter(6, root as i64);
+        // SAFETY: buf is valid for its length for the call.
+        let code = unsafe {
+            m::MPI_Bcast(
+                buf.as_mut_ptr() as *mut c_void,
+                buf.len() as c_int,
+                m::RSMPI_UINT8_T,
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Bcast")
+    }
+
+    fn reduce(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        kind: ElemKind,
+        o: ReduceOp,
+        root: usize,
+    ) -> Result<()> {
+        self.enter(7, root as i64);
+        // SAFETY: both buffers hold `len` elements of `kind`.
+        let code = unsafe {
+            m::MPI_Reduce(
+                send.as_ptr() as *const c_void,
+                recv.as_mut_ptr() as *mut c_void,
+                (send.len() / width(kind)) as c_int,
+                dtype(kind),
+                op(o),
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Reduce")
+    }
+
+    fn allreduce(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
+        self.enter(7, -1);
+        // SAFETY: both buffers hold `len` elements of `kind`.
+        let code = unsafe {
+            m::MPI_Allreduce(
+                send.as_ptr() as *const c_void,
+                recv.as_mut_ptr() as *mut c_void,
+                (send.len() / width(kind)) as c_int,
+                dtype(kind),
+                op(o),
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Allreduce")
+    }
+}

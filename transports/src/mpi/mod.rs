@@ -1,0 +1,571 @@
+//! The `mpi` fabric: every suite through the MPI library fabbench was built against (cargo
+//! feature `mpi`), for vendor fabrics that arrive as MPI libraries, and to measure fabbench's
+//! own transports side by side with a production MPI.
+//!
+//! MPI runs its own protocols, so the engine's tunables do not apply; instead the registry
+//! holds the known variables of each implementation (Open MPI MCA parameters, MPICH CVARs,
+//! UCX, ParaStation's PSP_*), named `mpi.NAME` and handed to the ranks' environment. Presets
+//! (`FABRIC@mpi`) select a fabric through its MPI: `shm@mpi` is Open MPI's vader BTL, `tcp@mpi`
+//! its tcp BTL, and the vendor ones check that the vendor's MPI is there, pointing to the
+//! emulated fabric when it is not.
+
+#[cfg(feature = "mpi")]
+mod ffi;
+
+use std::process::Command;
+
+use bench_core::size::parse_size;
+use bench_core::tunables::{Def, Kind, Settings};
+
+use crate::error::Result;
+#[cfg(not(feature = "mpi"))]
+use crate::error::TransportError;
+use crate::fabric::{Availability, FabricContext, FabricDef, FabricKind};
+use crate::transport::Transport;
+
+/// Which environment a variable goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Open MPI MCA parameter: `OMPI_MCA_<name>`.
+    OpenMpi,
+    /// MPICH control variable, UCX or ParaStation variable: the name as is.
+    Plain,
+}
+
+const SIZE: Kind = Kind::Size {
+    min: 0,
+    max: 1 << 40,
+};
+const FLAG: Kind = Kind::Int { min: 0, max: 1 };
+const COUNT: Kind = Kind::Int {
+    min: 1,
+    max: 1 << 30,
+};
+const TEXT: Kind = Kind::Text;
+const SINGLE_COPY: Kind = Kind::Choice(&["cma", "xpmem", "knem", "emulated", "none"]);
+
+/// (name, family, value kind, meaning)
+type Var = (&'static str, Family, &'static Kind, &'static str);
+
+/// The MPI variables fabbench knows, per implementation.
+pub const VARS: &[Var] = &[
+    (
+        "pml",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI point-to-point layer: ob1, ucx, cm",
+    ),
+    (
+        "btl",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI byte transfer layers, e.g. self,vader or self,tcp",
+    ),
+    (
+        "btl_vader_eager_limit",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI vader: largest eager message",
+    ),
+    (
+        "btl_vader_rndv_eager_limit",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI vader: data sent with the rendezvous request",
+    ),
+    (
+        "btl_vader_max_send_size",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI vader: largest fragment",
+    ),
+    (
+        "btl_vader_single_copy_mechanism",
+        Family::OpenMpi,
+        &SINGLE_COPY,
+        "Open MPI vader: single copy through xpmem, cma, knem, emulated or none",
+    ),
+    (
+        "btl_tcp_eager_limit",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI tcp: largest eager message",
+    ),
+    (
+        "btl_tcp_rndv_eager_limit",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI tcp: data sent with the rendezvous request",
+    ),
+    (
+        "btl_tcp_max_send_size",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI tcp: largest fragment",
+    ),
+    (
+        "btl_tcp_if_include",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI tcp: interfaces to use",
+    ),
+    (
+        "btl_tcp_sndbuf",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI tcp: socket send buffer",
+    ),
+    (
+        "btl_tcp_rcvbuf",
+        Family::OpenMpi,
+        &SIZE,
+        "Open MPI tcp: socket receive buffer",
+    ),
+    (
+        "btl_hlink_rx_thread",
+        Family::OpenMpi,
+        &FLAG,
+        "TI Open MPI hlink BTL: the receive (drain) thread",
+    ),
+    (
+        "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE",
+        Family::Plain,
+        &SIZE,
+        "MPICH ch3: largest eager message",
+    ),
+    (
+        "MPIR_CVAR_NEMESIS_SHM_EAGER_MAX_SZ",
+        Family::Plain,
+        &SIZE,
+        "MPICH nemesis: largest eager message in shared memory",
+    ),
+    (
+        "MPIR_CVAR_CH3_NOLOCAL",
+        Family::Plain,
+        &FLAG,
+        "MPICH ch3: use the network even between ranks on one node",
+    ),
+    (
+        "MPIR_CVAR_ASYNC_PROGRESS",
+        Family::Plain,
+        &FLAG,
+        "MPICH: a progress thread",
+    ),
+    (
+        "UCX_RNDV_THRESH",
+        Family::Plain,
+        &TEXT,
+        "UCX: rendezvous threshold (bytes or auto)",
+    ),
+    ("UCX_TLS", Family::Plain, &TEXT, "UCX: transports to use"),
+    (
+        "PSP_PORTALS",
+        Family::Plain,
+        &FLAG,
+        "ParaStation MPI: use the Portals 4 plugin (BXI)",
+    ),
+    (
+        "PSP_PORTALS_BUFFER_SIZE",
+        Family::Plain,
+        &SIZE,
+        "ParaStation MPI Portals: eager buffer size",
+    ),
+    (
+        "PSP_PORTALS_SENDQ_SIZE",
+        Family::Plain,
+        &COUNT,
+        "ParaStation MPI Portals: eager puts outstanding per connection",
+    ),
+    (
+        "PSP_PORTALS_RECVQ_SIZE",
+        Family::Plain,
+        &COUNT,
+        "ParaStation MPI Portals: receive buffers per connection",
+    ),
+    (
+        "PSP_PORTALS_RENDEZVOUS",
+        Family::Plain,
+        &SIZE,
+        "ParaStation MPI Portals: rendezvous threshold",
+    ),
+    (
+        "PSP_PORTALS_RNDV_FRAGMENT_SIZE",
+        Family::Plain,
+        &SIZE,
+        "ParaStation MPI Portals: rendezvous fragment size",
+    ),
+    (
+        "PSP_PORTALS_MAX_RNDV_REQS",
+        Family::Plain,
+        &COUNT,
+        "ParaStation MPI Portals: rendezvous requests outstanding per pair",
+    ),
+    (
+        "PSP_SHM",
+        Family::Plain,
+        &FLAG,
+        "ParaStation MPI: shared memory between ranks on one node",
+    ),
+    (
+        "PSP_TCP",
+        Family::Plain,
+        &FLAG,
+        "ParaStation MPI: the tcp plugin",
+    ),
+];
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// The variables as registry declarations: `mpi.NAME`, unset by default.
+pub fn tunables() -> &'static [Def] {
+    static D: std::sync::OnceLock<Vec<Def>> = std::sync::OnceLock::new();
+    D.get_or_init(|| {
+        VARS.iter()
+            .map(|(name, family, kind, meaning)| Def {
+                name: leak(format!("mpi.{name}")),
+                kind: Kind::Optional(kind),
+                default: "",
+                help: leak(match family {
+                    Family::OpenMpi => {
+                        format!("{meaning} (OMPI_MCA_{name}); unset: the library's default")
+                    }
+                    Family::Plain => format!("{meaning} ({name}); unset: the library's default"),
+                }),
+            })
+            .collect()
+    })
+}
+
+/// The environment the MPI ranks get: every variable that is set, sizes in bytes.
+pub fn environment(s: &Settings) -> Vec<(String, String)> {
+    VARS.iter()
+        .filter_map(|(name, family, kind, _)| {
+            let v = s.text(&format!("mpi.{name}"));
+            if v.is_empty() {
+                return None;
+            }
+            let value = match kind {
+                Kind::Size { .. } => parse_size(v)
+                    .map(|b| b.to_string())
+                    .unwrap_or_else(|_| v.to_string()),
+                _ => v.to_string(),
+            };
+            let env = match family {
+                Family::OpenMpi => format!("OMPI_MCA_{name}"),
+                Family::Plain => name.to_string(),
+            };
+            Some((env, value))
+        })
+        .collect()
+}
+
+/// What a preset needs from the MPI installation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    OpenMpi,
+    OpenMpiBtl(&'static str),
+    ParaStation,
+    MpichNetmod(&'static str),
+}
+
+/// A fabric reached through its MPI: `FABRIC@mpi`.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    pub fabric: &'static str,
+    pub what: &'static str,
+    pub settings: &'static [(&'static str, &'static str)],
+    pub needs: Needs,
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        fabric: "shm",
+        what: "Open MPI's vader BTL (shared memory)",
+        settings: &[("mpi.pml", "ob1"), ("mpi.btl", "self,vader")],
+        needs: Needs::OpenMpi,
+    },
+    Preset {
+        fabric: "tcp",
+        what: "Open MPI's tcp BTL",
+        settings: &[("mpi.pml", "ob1"), ("mpi.btl", "self,tcp")],
+        needs: Needs::OpenMpi,
+    },
+    Preset {
+        fabric: "hyperlink",
+        what: "TI's Open MPI with its hlink BTL",
+        settings: &[("mpi.pml", "ob1"), ("mpi.btl", "self,hlink")],
+        needs: Needs::OpenMpiBtl("hlink"),
+    },
+    Preset {
+        fabric: "bxi",
+        what: "ParaStation MPI with its Portals 4 plugin",
+        settings: &[("mpi.PSP_PORTALS", "1")],
+        needs: Needs::ParaStation,
+    },
+    Preset {
+        fabric: "rapidio",
+        what: "MPICH built with its RapidIO network module",
+        settings: &[],
+        needs: Needs::MpichNetmod("rapidio"),
+    },
+];
+
+pub fn preset(fabric: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.fabric == fabric)
+}
+
+/// The MPI library fabbench was built against (MPI_Get_library_version), if it was.
+pub fn library_version() -> Option<String> {
+    #[cfg(feature = "mpi")]
+    {
+        Some(ffi::library_version())
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        None
+    }
+}
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Some(text)
+}
+
+/// Whether this installation can run `p`; the error says what is missing and what to do.
+pub fn check_preset(p: &Preset) -> std::result::Result<(), String> {
+    let lib = library_version().ok_or_else(|| {
+        "this fabbench was built without MPI support; rebuild with --features mpi (see README)"
+            .to_string()
+    })?;
+    let first = lib.lines().next().unwrap_or("").trim().to_string();
+    let emulated = if ["hyperlink", "bxi", "rapidio"].contains(&p.fabric) {
+        format!(
+            "; without it, run the emulated model: --fabric {}",
+            p.fabric
+        )
+    } else {
+        String::new()
+    };
+    let missing = |what: String| {
+        Err(format!(
+            "{}@mpi needs {}: {what}{emulated}",
+            p.fabric, p.what
+        ))
+    };
+    match p.needs {
+        Needs::OpenMpi if !lib.contains("Open MPI") => missing(format!(
+            "this fabbench is built against {first}; use --fabric mpi for its own choice"
+        )),
+        Needs::OpenMpiBtl(btl) => {
+            if !lib.contains("Open MPI") {
+                return missing(format!("this fabbench is built against {first}"));
+            }
+            let info = command_output("ompi_info", &[]).unwrap_or_default();
+            if info.contains(&format!("MCA btl: {btl} ")) {
+                Ok(())
+            } else {
+                missing(format!(
+                    "the Open MPI here ({first}) has no {btl} BTL (ompi_info lists none)"
+                ))
+            }
+        }
+        Needs::ParaStation if !lib.to_lowercase().contains("parastation") => {
+            missing(format!("this fabbench is built against {first}"))
+        }
+        Needs::MpichNetmod(netmod) => {
+            let info = command_output("mpichversion", &[]).unwrap_or_default();
+            if lib.contains("MPICH") && info.contains(netmod) {
+                Ok(())
+            } else {
+                missing(format!(
+                    "this fabbench is built against {first}, without a {netmod} network module"
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Which mpirun a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mpirun {
+    OpenMpi,
+    Hydra,
+}
+
+/// Asks `mpirun --version` which launcher it is.
+pub fn mpirun_flavor(program: &str) -> std::result::Result<Mpirun, String> {
+    let text = command_output(program, &["--version"]).ok_or_else(|| {
+        format!("cannot run {program}: install an MPI (openmpi-bin) or give --mpirun PATH")
+    })?;
+    if text.contains("Open MPI") || text.contains("OpenRTE") {
+        Ok(Mpirun::OpenMpi)
+    } else if text.contains("HYDRA") || text.contains("Hydra") {
+        Ok(Mpirun::Hydra)
+    } else {
+        Err(format!(
+            "{program} is neither Open MPI's mpirun nor MPICH's Hydra: {}",
+            text.lines().next().unwrap_or("").trim()
+        ))
+    }
+}
+
+/// The mpirun arguments that start `n` ranks of `exe args` with `env` passed to each.
+pub fn mpirun_args(
+    flavor: Mpirun,
+    n: usize,
+    bind_to_core: bool,
+    env: &[(String, String)],
+) -> Vec<String> {
+    let mut a = vec!["-n".to_string(), n.to_string()];
+    match flavor {
+        Mpirun::OpenMpi => {
+            // SAFETY: getuid has no preconditions.
+            if unsafe { libc::getuid() } == 0 {
+                a.push("--allow-run-as-root".into());
+            }
+            let cpus = std::thread::available_parallelism()
+                .map(|c| c.get())
+                .unwrap_or(1);
+            if n > cpus {
+                a.push("--oversubscribe".into());
+            }
+            a.push("--bind-to".into());
+            a.push(
+                if bind_to_core && n <= cpus {
+                    "core"
+                } else {
+                    "none"
+                }
+                .into(),
+            );
+            for (k, _) in env {
+                a.push("-x".into());
+                a.push(k.clone());
+            }
+        }
+        Mpirun::Hydra => {
+            a.push("-bind-to".into());
+            a.push(if bind_to_core { "core" } else { "none" }.into());
+            for (k, v) in env {
+                a.push("-genv".into());
+                a.push(k.clone());
+                a.push(v.clone());
+            }
+        }
+    }
+    a
+}
+
+fn availability() -> Availability {
+    if library_version().is_none() {
+        return Availability::Unusable(
+            "built without MPI support; rebuild with --features mpi (see README)".into(),
+        );
+    }
+    Availability::Usable
+}
+
+fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
+    #[cfg(feature = "mpi")]
+    {
+        ffi::connect(ctx)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = ctx;
+        Err(TransportError::Config(
+            "fabric mpi: this fabbench was built without MPI support; rebuild with --features mpi"
+                .into(),
+        ))
+    }
+}
+
+/// The registry line's target.
+pub const FABRIC: FabricDef = FabricDef {
+    name: "mpi",
+    kind: FabricKind::Mpi,
+    summary: "the MPI library fabbench was built against (feature mpi); FABRIC@mpi runs a fabric through it",
+    availability,
+    tunables,
+    defaults: &[],
+    replaces: &[],
+    connect,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::tunables::{Registry, Source};
+
+    #[test]
+    fn variables_reach_the_environment_under_their_own_names() {
+        let r = Registry::new(&[tunables()]);
+        let mut s = r.defaults();
+        assert!(environment(&s).is_empty(), "nothing set, nothing passed");
+        s.set(&r, "mpi.btl_vader_eager_limit", "8K", Source::Cli)
+            .unwrap();
+        s.set(
+            &r,
+            "mpi.MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE",
+            "65536",
+            Source::Cli,
+        )
+        .unwrap();
+        s.set(&r, "mpi.btl", "self,vader", Source::Cli).unwrap();
+        let env = environment(&s);
+        assert!(env.contains(&("OMPI_MCA_btl_vader_eager_limit".into(), "8192".into())));
+        assert!(env.contains(&("MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE".into(), "65536".into())));
+        assert!(env.contains(&("OMPI_MCA_btl".into(), "self,vader".into())));
+        let err = s
+            .set(
+                &r,
+                "mpi.btl_vader_single_copy_mechanism",
+                "magic",
+                Source::Cli,
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("cma, xpmem"), "{err}");
+        let err = s
+            .set(&r, "mpi.btl_vadr_eager_limit", "1", Source::Cli)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("did you mean 'mpi.btl_vader_eager_limit'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn mpirun_arguments_per_launcher() {
+        let env = vec![("OMPI_MCA_btl".to_string(), "self,tcp".to_string())];
+        let o = mpirun_args(Mpirun::OpenMpi, 2, true, &env);
+        assert_eq!(&o[..2], &["-n", "2"]);
+        assert!(o.windows(2).any(|w| w == ["-x", "OMPI_MCA_btl"]));
+        let h = mpirun_args(Mpirun::Hydra, 2, false, &env);
+        assert!(h
+            .windows(3)
+            .any(|w| w == ["-genv", "OMPI_MCA_btl", "self,tcp"]));
+        assert!(h.windows(2).any(|w| w == ["-bind-to", "none"]));
+    }
+
+    #[test]
+    fn presets_name_what_they_need() {
+        assert_eq!(
+            preset("shm").unwrap().what,
+            "Open MPI's vader BTL (shared memory)"
+        );
+        assert!(preset("ib").is_none());
+        let r = Registry::new(&[tunables()]);
+        for p in PRESETS {
+            let mut s = r.defaults();
+            for (k, v) in p.settings {
+                s.set(&r, k, v, Source::Fabric).unwrap();
+            }
+        }
+    }
+}
