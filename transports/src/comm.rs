@@ -127,14 +127,72 @@ fn decode_into<T: Element>(bytes: &[u8], out: &mut [T]) {
     }
 }
 
-/// A communicator over all ranks of a job.
+/// A window of operations on one buffer, completed together: the ids sit in one array, with
+/// no per-message handle, so a window costs its transport calls and nothing more. Dropping an
+/// incomplete window waits for it.
+#[must_use = "a window must be waited on"]
+pub struct Window<'a> {
+    comm: &'a Comm,
+    ids: Vec<ReqId>,
+    done: bool,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Window<'a> {
+    fn new(comm: &'a Comm, count: usize) -> Window<'a> {
+        Window {
+            comm,
+            ids: Vec::with_capacity(count),
+            done: false,
+            _buf: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Waits for every operation of the window.
+    pub fn wait(mut self) -> Result<()> {
+        self.done = true;
+        self.comm.t.waitall(&mut self.ids, None)
+    }
+
+    /// Waits for every operation; their statuses in order.
+    pub fn wait_statuses(mut self) -> Result<Vec<Status>> {
+        self.done = true;
+        let mut st = vec![Status::default(); self.ids.len()];
+        self.comm.t.waitall(&mut self.ids, Some(&mut st))?;
+        Ok(st)
+    }
+}
+
+impl Drop for Window<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Err(e) = self.comm.t.waitall(&mut self.ids, None) {
+                tracing::error!("a dropped window failed: {e}");
+            }
+        }
+    }
+}
+
+/// A communicator over all ranks of a job. It belongs to one thread.
 pub struct Comm {
     t: Box<dyn Transport>,
+    ids: std::cell::RefCell<Vec<ReqId>>,
 }
 
 impl Comm {
     pub fn new(t: Box<dyn Transport>) -> Comm {
-        Comm { t }
+        Comm {
+            t,
+            ids: std::cell::RefCell::new(Vec::new()),
+        }
     }
 
     pub fn rank(&self) -> usize {
@@ -220,19 +278,31 @@ impl Comm {
         count: usize,
         src: usize,
         tag: Tag,
-    ) -> Result<Vec<Request<'a>>> {
-        let ptr = buf.as_mut_ptr();
-        let len = buf.len();
-        let mut reqs = Vec::with_capacity(count);
-        for _ in 0..count {
-            // SAFETY: `buf` stays exclusively borrowed by the returned requests.
-            let id = unsafe {
-                self.t
-                    .irecv(ptr, len, Some(src), Some(tag), Context::PointToPoint)?
-            };
-            reqs.push(self.request(id));
-        }
-        Ok(reqs)
+    ) -> Result<Window<'a>> {
+        let mut w = Window::new(self, count);
+        // SAFETY: `buf` stays exclusively borrowed by the window until it completes.
+        unsafe {
+            self.t
+                .irecv_many(buf.as_mut_ptr(), buf.len(), count, src, tag, &mut w.ids)?
+        };
+        Ok(w)
+    }
+
+    /// Posts `count` sends of `buf` (a window, as OSU's bandwidth tests send).
+    pub fn isend_window<'a>(
+        &'a self,
+        buf: &'a [u8],
+        count: usize,
+        dst: usize,
+        tag: Tag,
+    ) -> Result<Window<'a>> {
+        let mut w = Window::new(self, count);
+        // SAFETY: `buf` stays borrowed by the window until it completes.
+        unsafe {
+            self.t
+                .isend_many(buf.as_ptr(), buf.len(), count, dst, tag, &mut w.ids)?
+        };
+        Ok(w)
     }
 
     fn request(&self, id: ReqId) -> Request<'_> {
@@ -271,16 +341,28 @@ impl Comm {
         Ok(self.request(id))
     }
 
-    /// Waits for every request; statuses in order.
-    pub fn waitall(&self, reqs: &mut Vec<Request<'_>>) -> Result<Vec<Status>> {
-        let ids: Vec<ReqId> = reqs.iter().map(|r| r.id).collect();
-        let mut st = vec![Status::default(); ids.len()];
+    /// Waits for every request.
+    pub fn waitall(&self, reqs: &mut Vec<Request<'_>>) -> Result<()> {
+        self.waitall_inner(reqs, None)
+    }
+
+    /// Waits for every request; their statuses in order.
+    pub fn waitall_statuses(&self, reqs: &mut Vec<Request<'_>>) -> Result<Vec<Status>> {
+        let mut st = vec![Status::default(); reqs.len()];
+        self.waitall_inner(reqs, Some(&mut st))?;
+        Ok(st)
+    }
+
+    fn waitall_inner(&self, reqs: &mut Vec<Request<'_>>, st: Option<&mut [Status]>) -> Result<()> {
+        // A window's ids go through a buffer kept for the purpose: no allocation per window.
+        let mut ids = self.ids.borrow_mut();
+        ids.clear();
+        ids.extend(reqs.iter().map(|r| r.id));
         // Mark them done first: on error the transport is failed anyway, and dropping them must
         // not wait a second time.
         reqs.iter_mut().for_each(|r| r.done = true);
         reqs.clear();
-        self.t.waitall(&ids, &mut st)?;
-        Ok(st)
+        self.t.waitall(&mut ids, st)
     }
 
     /// Returns once every rank has entered the barrier (dissemination algorithm).

@@ -1404,12 +1404,17 @@ impl Transport for Engine {
         Ok(status.expect("block_on returned on completion"))
     }
 
-    fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()> {
-        assert_eq!(reqs.len(), statuses.len());
+    fn waitall(&self, reqs: &mut [ReqId], mut statuses: Option<&mut [Status]>) -> Result<()> {
+        let reqs: &[ReqId] = reqs;
+        if let Some(st) = statuses.as_deref() {
+            assert_eq!(reqs.len(), st.len());
+        }
         let mut pending: VecDeque<usize> = VecDeque::with_capacity(reqs.len());
         for (i, r) in reqs.iter().enumerate() {
             if *r == ReqId::DONE {
-                statuses[i] = Status::default();
+                if let Some(st) = statuses.as_deref_mut() {
+                    st[i] = Status::default();
+                }
             } else {
                 pending.push_back(i);
             }
@@ -1427,7 +1432,9 @@ impl Transport for Engine {
                 while let Some(&i) = pending.front() {
                     match st.take_done(reqs[i])? {
                         Some(s) => {
-                            statuses[i] = s;
+                            if let Some(out) = statuses.as_deref_mut() {
+                                out[i] = s;
+                            }
                             pending.pop_front();
                         }
                         None => break,

@@ -116,8 +116,45 @@ pub trait Transport: Send + Sync {
     fn test(&self, req: ReqId) -> Result<Option<Status>>;
     /// Blocks until `req` completes, within the configured timeout.
     fn wait(&self, req: ReqId) -> Result<Status>;
-    /// Blocks until every request completes; statuses in the same order.
-    fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()>;
+    /// Blocks until every request completes; statuses in the same order when asked for (a
+    /// transport may skip working them out otherwise). The ids may be overwritten.
+    fn waitall(&self, reqs: &mut [ReqId], statuses: Option<&mut [Status]>) -> Result<()>;
+    /// Posts `count` sends of one buffer, appending their ids to `out` (a bandwidth window).
+    ///
+    /// # Safety
+    /// As for [`Transport::isend`], until every one completes.
+    unsafe fn isend_many(
+        &self,
+        buf: *const u8,
+        len: usize,
+        count: usize,
+        dst: usize,
+        tag: Tag,
+        out: &mut Vec<ReqId>,
+    ) -> Result<()> {
+        for _ in 0..count {
+            out.push(self.isend(buf, len, dst, tag, Context::PointToPoint)?);
+        }
+        Ok(())
+    }
+    /// Posts `count` receives into one buffer, appending their ids to `out`.
+    ///
+    /// # Safety
+    /// As for [`Transport::irecv`], until every one completes.
+    unsafe fn irecv_many(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        count: usize,
+        src: usize,
+        tag: Tag,
+        out: &mut Vec<ReqId>,
+    ) -> Result<()> {
+        for _ in 0..count {
+            out.push(self.irecv(buf, cap, Some(src), Some(tag), Context::PointToPoint)?);
+        }
+        Ok(())
+    }
     /// A blocking send; transports may take a faster path than isend + wait.
     ///
     /// # Safety

@@ -151,11 +151,16 @@ fn windows_of_nonblocking_messages_complete() {
                 if c.rank() == 0 {
                     let mut reqs: Vec<_> = (0..64).map(|_| c.isend(&msg, 1, 5).unwrap()).collect();
                     c.waitall(&mut reqs).unwrap();
+                    c.isend_window(&msg, 64, 1, 6).unwrap().wait().unwrap();
                 } else {
                     let mut buf = vec![0u8; size];
-                    let mut reqs = c.irecv_window(&mut buf, 64, 0, 5).unwrap();
-                    let st = c.waitall(&mut reqs).unwrap();
-                    drop(reqs);
+                    let st = c
+                        .irecv_window(&mut buf, 64, 0, 5)
+                        .unwrap()
+                        .wait_statuses()
+                        .unwrap();
+                    assert_eq!(st.len(), 64);
+                    c.irecv_window(&mut buf, 64, 0, 6).unwrap().wait().unwrap();
                     assert!(st.iter().all(|s| s.len == size));
                     assert!(buf == msg, "{} size {size}", def.name);
                 }

@@ -71,18 +71,15 @@ impl Suite for Bibw {
                     prev = comm.now();
                 }
                 {
-                    let mut recvs =
+                    let recvs =
                         comm.irecv_window(&mut rbuf.as_mut_slice()[..n], window, peer, recv_tag)?;
-                    let s = &sbuf.as_slice()[..n];
-                    let mut sends = (0..window)
-                        .map(|_| comm.isend(s, peer, send_tag))
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let sends = comm.isend_window(&sbuf.as_slice()[..n], window, peer, send_tag)?;
                     if me == 0 {
-                        comm.waitall(&mut sends)?;
-                        comm.waitall(&mut recvs)?;
+                        sends.wait()?;
+                        recvs.wait()?;
                     } else {
-                        comm.waitall(&mut recvs)?;
-                        comm.waitall(&mut sends)?;
+                        recvs.wait()?;
+                        sends.wait()?;
                     }
                 }
                 if i >= skip {

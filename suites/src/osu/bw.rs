@@ -71,17 +71,12 @@ impl Suite for Bw {
                     prev = comm.now();
                 }
                 if me == 0 {
-                    let s = &sbuf.as_slice()[..n];
-                    let mut reqs = (0..window)
-                        .map(|_| comm.isend(s, 1, TAG))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    comm.waitall(&mut reqs)?;
+                    comm.isend_window(&sbuf.as_slice()[..n], window, 1, TAG)?
+                        .wait()?;
                     comm.recv(&mut rbuf.as_mut_slice()[..ACK_BYTES], 1, ACK_TAG)?;
                 } else {
-                    let mut reqs =
-                        comm.irecv_window(&mut rbuf.as_mut_slice()[..n], window, 0, TAG)?;
-                    comm.waitall(&mut reqs)?;
-                    drop(reqs);
+                    comm.irecv_window(&mut rbuf.as_mut_slice()[..n], window, 0, TAG)?
+                        .wait()?;
                     // Check before acknowledging: the ack releases the next window.
                     if opts.validate {
                         check_pattern(&rbuf.as_slice()[..n], i, size)?;

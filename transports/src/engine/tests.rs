@@ -290,9 +290,9 @@ fn many_eager_messages_queue_behind_a_full_wire_in_order() {
     let msgs: Vec<Vec<u8>> = (0..50).map(|i| pattern(10, i)).collect();
     thread::scope(|s| {
         s.spawn(|| {
-            let reqs: Vec<ReqId> = msgs.iter().map(|m| isend(&e[0], m, 1, 0)).collect();
+            let mut reqs: Vec<ReqId> = msgs.iter().map(|m| isend(&e[0], m, 1, 0)).collect();
             let mut st = vec![Status::default(); reqs.len()];
-            e[0].waitall(&reqs, &mut st).unwrap();
+            e[0].waitall(&mut reqs, Some(&mut st)).unwrap();
         });
         for m in &msgs {
             assert_eq!(&recv(&e[1], 64, Some(0), Some(0)).0, m);

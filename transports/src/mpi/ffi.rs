@@ -2,14 +2,15 @@
 //! MPI_Send/MPI_Recv, nonblocking ones to MPI_Isend/MPI_Irecv with requests kept in a slab,
 //! collectives to MPI's own, so a suite makes the same calls OSU makes.
 //!
-//! MPI's blocking calls cannot be interrupted, so a watchdog thread bounds them: each call
-//! records what it waits for (three atomic stores, nothing on the heap), and a call that outlives
-//! `timeout` is reported (peer, call and stage, to the frontend and stderr) and the process ends,
-//! which makes the launcher stop the other ranks.
+//! A request handle is carried in the ReqId itself (it fits in 8 bytes), so nothing is looked up
+//! or locked per message. MPI's blocking calls cannot be interrupted, so a watchdog thread bounds
+//! them: each call stores what it waits for and bumps a sequence number (plain stores, no clock
+//! read); a call the watchdog sees unchanged for `timeout` is reported (peer, call and stage, to
+//! the frontend and stderr) and the process ends, which makes the launcher stop the other ranks.
 
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,11 +45,39 @@ fn first_line(lib: &str) -> &str {
     lib.lines().next().unwrap_or("").trim()
 }
 
-#[derive(Clone, Copy)]
-struct Req(m::MPI_Request);
-// SAFETY: an MPI request handle is only used by the thread that owns the transport (MPI is
-// initialised FUNNELED); the wrapper lets it live in a Mutex.
-unsafe impl Send for Req {}
+const _: () = assert!(std::mem::size_of::<m::MPI_Request>() <= 8);
+
+/// The request handle's bits as a ReqId (never ReqId::DONE: not a valid handle).
+fn id_of(r: m::MPI_Request) -> ReqId {
+    let mut v = 0u64;
+    // SAFETY: copying at most 8 bytes of a plain handle into a u64.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            &r as *const m::MPI_Request as *const u8,
+            &mut v as *mut u64 as *mut u8,
+            std::mem::size_of::<m::MPI_Request>(),
+        )
+    };
+    ReqId(v)
+}
+
+fn handle_of(id: ReqId) -> m::MPI_Request {
+    let mut r = MaybeUninit::<m::MPI_Request>::zeroed();
+    // SAFETY: the inverse of id_of.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            &id.0 as *const u64 as *const u8,
+            r.as_mut_ptr() as *mut u8,
+            std::mem::size_of::<m::MPI_Request>(),
+        );
+        r.assume_init()
+    }
+}
+
+struct Handles(Vec<m::MPI_Request>);
+// SAFETY: request handles are only used by the thread that owns the transport (MPI runs
+// FUNNELED); the buffer sits behind a lock only to satisfy the Transport bounds.
+unsafe impl Send for Handles {}
 
 #[derive(Clone, Copy)]
 struct CommH(m::MPI_Comm);
@@ -56,11 +85,15 @@ struct CommH(m::MPI_Comm);
 unsafe impl Send for CommH {}
 unsafe impl Sync for CommH {}
 
-/// What the rank is blocked in, for the watchdog.
+/// What the rank is blocked in, for the watchdog: `what` is the call and peer (0: not in a
+/// blocking call), `seq` changes with every call.
 struct Blocked {
-    since_ns: AtomicU64,
-    peer: AtomicI64,
-    call: AtomicU8,
+    seq: AtomicU64,
+    what: AtomicU64,
+}
+
+fn pack(call: u8, peer: i64) -> u64 {
+    call as u64 | (((peer + 1).max(0) as u64) << 8)
 }
 
 const CALLS: [&str; 8] = [
@@ -79,7 +112,7 @@ pub struct MpiTransport {
     size: usize,
     world: CommH,
     coll: CommH,
-    reqs: Mutex<(Vec<Option<Req>>, Vec<usize>)>,
+    handles: crate::spin::SpinLock<Handles>,
     clock: RealClock,
     stage: Arc<Mutex<String>>,
     reporter: Arc<dyn Bootstrap>,
@@ -90,10 +123,16 @@ pub struct MpiTransport {
     finalized: AtomicBool,
 }
 
+#[inline]
 fn check(code: c_int, what: &str) -> Result<()> {
     if code == 0 {
         return Ok(());
     }
+    failed(code, what)
+}
+
+#[cold]
+fn failed(code: c_int, what: &str) -> Result<()> {
     let mut buf = vec![0 as std::ffi::c_char; 1024];
     let mut len: c_int = 0;
     // SAFETY: MPI_Error_string writes at most MPI_MAX_ERROR_STRING (< 1024) bytes.
@@ -118,17 +157,11 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
             "MPI is already initialised in this process: one MPI fabric per run under an external launcher".into(),
         ));
     }
-    let mut provided: c_int = 0;
+    // Plain MPI_Init, as OSU does: asking for a thread level makes some MPIs take locks on
+    // every call. Only the rank's own thread ever calls MPI (the watchdog does not).
     // SAFETY: first and only MPI initialisation of the process; no arguments are passed.
-    let code = unsafe {
-        m::MPI_Init_thread(
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            m::RSMPI_THREAD_FUNNELED,
-            &mut provided,
-        )
-    };
-    check(code, "MPI_Init_thread")?;
+    let code = unsafe { m::MPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
+    check(code, "MPI_Init")?;
     // SAFETY: reading the predefined handle after initialisation.
     let world = unsafe { m::RSMPI_COMM_WORLD };
     // SAFETY: MPI is initialised; the handle is valid.
@@ -151,29 +184,21 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
         unsafe { m::MPI_Finalize() };
         return Err(e);
     }
-    let mut coll = MaybeUninit::<m::MPI_Comm>::uninit();
-    // SAFETY: duplicating the world communicator for collective traffic.
-    check(
-        unsafe { m::MPI_Comm_dup(world, coll.as_mut_ptr()) },
-        "MPI_Comm_dup",
-    )?;
-    // SAFETY: initialised by MPI_Comm_dup above.
-    let coll = unsafe { coll.assume_init() };
-    // SAFETY: valid communicator.
-    unsafe { m::MPI_Comm_set_errhandler(coll, m::RSMPI_ERRORS_RETURN) };
+    // MPI's own collectives never mix with point-to-point traffic, and fabbench's collective
+    // context is only used when a transport has no native collectives: the world serves both.
+    let coll = world;
     let t = MpiTransport {
         rank: rank as usize,
         size: size as usize,
         world: CommH(world),
         coll: CommH(coll),
-        reqs: Mutex::new((Vec::new(), Vec::new())),
+        handles: crate::spin::SpinLock::new(Handles(Vec::new())),
         clock: RealClock::new(),
         stage: Arc::new(Mutex::new("setup".into())),
         reporter: boot,
         blocked: Arc::new(Blocked {
-            since_ns: AtomicU64::new(0),
-            peer: AtomicI64::new(-1),
-            call: AtomicU8::new(0),
+            seq: AtomicU64::new(0),
+            what: AtomicU64::new(0),
         }),
         stop: Arc::new(AtomicBool::new(false)),
         library,
@@ -190,19 +215,28 @@ impl MpiTransport {
         let stop = self.stop.clone();
         let stage = self.stage.clone();
         let reporter = self.reporter.clone();
-        let clock = self.clock;
         let rank = self.rank;
+        let tick = Duration::from_millis(100);
         std::thread::Builder::new()
             .name("mpi-watchdog".into())
             .spawn(move || {
+                let mut seen = (u64::MAX, 0u64);
+                let mut stuck = Duration::ZERO;
                 while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    let since = blocked.since_ns.load(Ordering::Acquire);
-                    if since == 0 || clock.now().saturating_sub(since) < timeout.as_nanos() as u64 {
+                    std::thread::sleep(tick);
+                    let what = blocked.what.load(Ordering::Acquire);
+                    let now = (blocked.seq.load(Ordering::Acquire), what);
+                    if what == 0 || now != seen {
+                        seen = now;
+                        stuck = Duration::ZERO;
                         continue;
                     }
-                    let call = CALLS[blocked.call.load(Ordering::Relaxed) as usize % CALLS.len()];
-                    let peer = match blocked.peer.load(Ordering::Relaxed) {
+                    stuck += tick;
+                    if stuck < timeout {
+                        continue;
+                    }
+                    let call = CALLS[(what & 0xff) as usize % CALLS.len()];
+                    let peer = match (what >> 8) as i64 - 1 {
                         p if p >= 0 => format!("rank {p}"),
                         _ => "the other ranks".to_string(),
                     };
@@ -226,16 +260,15 @@ impl MpiTransport {
 
     #[inline]
     fn enter(&self, call: u8, peer: i64) {
-        self.blocked.call.store(call, Ordering::Relaxed);
-        self.blocked.peer.store(peer, Ordering::Relaxed);
-        self.blocked
-            .since_ns
-            .store(self.clock.now().max(1), Ordering::Release);
+        // One writer: a load and a store, no read-modify-write.
+        let s = self.blocked.seq.load(Ordering::Relaxed);
+        self.blocked.seq.store(s.wrapping_add(1), Ordering::Relaxed);
+        self.blocked.what.store(pack(call, peer), Ordering::Release);
     }
 
     #[inline]
     fn leave(&self) {
-        self.blocked.since_ns.store(0, Ordering::Release);
+        self.blocked.what.store(0, Ordering::Release);
     }
 
     fn comm(&self, ctx: Context) -> m::MPI_Comm {
@@ -243,36 +276,6 @@ impl MpiTransport {
             Context::PointToPoint => self.world.0,
             Context::Collective => self.coll.0,
         }
-    }
-
-    fn store(&self, r: m::MPI_Request) -> ReqId {
-        let mut g = self.reqs.lock().unwrap();
-        let (slots, free) = &mut *g;
-        let idx = match free.pop() {
-            Some(i) => {
-                slots[i] = Some(Req(r));
-                i
-            }
-            None => {
-                slots.push(Some(Req(r)));
-                slots.len() - 1
-            }
-        };
-        ReqId(idx as u64)
-    }
-
-    fn take(&self, id: ReqId) -> Result<m::MPI_Request> {
-        let g = self.reqs.lock().unwrap();
-        g.0.get(id.0 as usize)
-            .and_then(|s| *s)
-            .map(|r| r.0)
-            .ok_or_else(|| TransportError::Config(format!("request {} is not live", id.0)))
-    }
-
-    fn release(&self, id: ReqId) {
-        let mut g = self.reqs.lock().unwrap();
-        g.0[id.0 as usize] = None;
-        g.1.push(id.0 as usize);
     }
 
     fn status(st: &m::MPI_Status) -> Status {
@@ -353,7 +356,7 @@ impl Transport for MpiTransport {
             r.as_mut_ptr(),
         );
         check(code, "MPI_Isend")?;
-        Ok(self.store(r.assume_init()))
+        Ok(id_of(r.assume_init()))
     }
 
     unsafe fn irecv(
@@ -375,7 +378,7 @@ impl Transport for MpiTransport {
             r.as_mut_ptr(),
         );
         check(code, "MPI_Irecv")?;
-        Ok(self.store(r.assume_init()))
+        Ok(id_of(r.assume_init()))
     }
 
     unsafe fn send(
@@ -427,7 +430,7 @@ impl Transport for MpiTransport {
         if req == ReqId::DONE {
             return Ok(Some(Status::default()));
         }
-        let mut r = self.take(req)?;
+        let mut r = handle_of(req);
         let mut flag: c_int = 0;
         let mut st = MaybeUninit::<m::MPI_Status>::uninit();
         // SAFETY: a live request from this transport.
@@ -436,10 +439,8 @@ impl Transport for MpiTransport {
             "MPI_Test",
         )?;
         if flag == 0 {
-            self.reqs.lock().unwrap().0[req.0 as usize] = Some(Req(r));
             return Ok(None);
         }
-        self.release(req);
         // SAFETY: MPI_Test filled the status because the request completed.
         Ok(Some(Self::status(unsafe { &st.assume_init() })))
     }
@@ -448,47 +449,112 @@ impl Transport for MpiTransport {
         if req == ReqId::DONE {
             return Ok(Status::default());
         }
-        let mut r = self.take(req)?;
+        let mut r = handle_of(req);
         let mut st = MaybeUninit::<m::MPI_Status>::uninit();
         self.enter(3, -1);
         // SAFETY: a live request.
         let code = unsafe { m::MPI_Wait(&mut r, st.as_mut_ptr()) };
         self.leave();
-        self.release(req);
         check(code, "MPI_Wait")?;
         // SAFETY: filled by MPI_Wait.
         Ok(Self::status(unsafe { &st.assume_init() }))
     }
 
-    fn waitall(&self, reqs: &[ReqId], statuses: &mut [Status]) -> Result<()> {
-        let live: Vec<usize> = (0..reqs.len())
-            .filter(|&i| reqs[i] != ReqId::DONE)
-            .collect();
-        let mut handles: Vec<m::MPI_Request> = live
-            .iter()
-            .map(|&i| self.take(reqs[i]))
-            .collect::<Result<_>>()?;
-        let mut sts: Vec<MaybeUninit<m::MPI_Status>> =
-            (0..handles.len()).map(|_| MaybeUninit::uninit()).collect();
-        self.enter(4, -1);
-        // SAFETY: live requests and room for their statuses.
-        let code = unsafe {
-            m::MPI_Waitall(
-                handles.len() as c_int,
-                handles.as_mut_ptr(),
-                sts.as_mut_ptr() as *mut m::MPI_Status,
-            )
-        };
-        self.leave();
-        for &i in &live {
-            self.release(reqs[i]);
-        }
-        check(code, "MPI_Waitall")?;
-        for (k, &i) in live.iter().enumerate() {
-            // SAFETY: filled by MPI_Waitall.
-            statuses[i] = Self::status(unsafe { &sts[k].assume_init() });
+    unsafe fn isend_many(
+        &self,
+        buf: *const u8,
+        len: usize,
+        count: usize,
+        dst: usize,
+        tag: Tag,
+        out: &mut Vec<ReqId>,
+    ) -> Result<()> {
+        for _ in 0..count {
+            let mut r = MaybeUninit::<m::MPI_Request>::uninit();
+            let code = m::MPI_Isend(
+                buf as *const c_void,
+                len as c_int,
+                m::RSMPI_UINT8_T,
+                dst as c_int,
+                tag,
+                self.world.0,
+                r.as_mut_ptr(),
+            );
+            check(code, "MPI_Isend")?;
+            out.push(id_of(r.assume_init()));
         }
         Ok(())
+    }
+
+    unsafe fn irecv_many(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        count: usize,
+        src: usize,
+        tag: Tag,
+        out: &mut Vec<ReqId>,
+    ) -> Result<()> {
+        for _ in 0..count {
+            let mut r = MaybeUninit::<m::MPI_Request>::uninit();
+            let code = m::MPI_Irecv(
+                buf as *mut c_void,
+                cap as c_int,
+                m::RSMPI_UINT8_T,
+                src as c_int,
+                tag,
+                self.world.0,
+                r.as_mut_ptr(),
+            );
+            check(code, "MPI_Irecv")?;
+            out.push(id_of(r.assume_init()));
+        }
+        Ok(())
+    }
+
+    fn waitall(&self, reqs: &mut [ReqId], statuses: Option<&mut [Status]>) -> Result<()> {
+        // Ids that came back at once have no MPI request: make them null handles.
+        // SAFETY: reading a predefined handle.
+        let null = id_of(unsafe { m::RSMPI_REQUEST_NULL });
+        for r in reqs.iter_mut().filter(|r| **r == ReqId::DONE) {
+            *r = null;
+        }
+        // With 8-byte handles (Open MPI) the ids are the handle array itself; otherwise copy.
+        let direct = std::mem::size_of::<m::MPI_Request>() == 8;
+        let mut h = self.handles.lock();
+        let array: *mut m::MPI_Request = if direct {
+            reqs.as_mut_ptr() as *mut m::MPI_Request
+        } else {
+            h.0.clear();
+            h.0.extend(reqs.iter().map(|&r| handle_of(r)));
+            h.0.as_mut_ptr()
+        };
+        self.enter(4, -1);
+        let code = match statuses {
+            // SAFETY: `array` holds reqs.len() live or null requests; statuses ignored.
+            None => unsafe { m::MPI_Waitall(reqs.len() as c_int, array, m::RSMPI_STATUSES_IGNORE) },
+            Some(out) => {
+                let mut sts: Vec<MaybeUninit<m::MPI_Status>> =
+                    (0..reqs.len()).map(|_| MaybeUninit::uninit()).collect();
+                // SAFETY: live or null requests and room for their statuses.
+                let code = unsafe {
+                    m::MPI_Waitall(
+                        reqs.len() as c_int,
+                        array,
+                        sts.as_mut_ptr() as *mut m::MPI_Status,
+                    )
+                };
+                if code == 0 {
+                    for (i, st) in sts.iter().enumerate() {
+                        // SAFETY: MPI_Waitall fills every status (empty ones for null requests).
+                        out[i] = Self::status(unsafe { st.assume_init_ref() });
+                    }
+                }
+                code
+            }
+        };
+        self.leave();
+        check(code, "MPI_Waitall")
     }
 
     fn progress(&self) -> Result<()> {
