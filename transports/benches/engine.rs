@@ -90,7 +90,8 @@ fn ping_pong(c: &mut Criterion) {
     let (a, b) = pair();
     let stop = [0xffu8; 8];
     thread::scope(|s| {
-        s.spawn(|| {
+        // A Comm belongs to one thread: the echo side takes `b` with it.
+        s.spawn(move || {
             let mut buf = [0u8; 8];
             loop {
                 b.recv(&mut buf, 0, 1).unwrap();
