@@ -751,17 +751,28 @@ fn external_tcp(
         }
     }
     let ok = me.join().unwrap_or(false);
+    everyone_reported(plan, report, ok, |r| stages.get(&r).cloned())
+}
+
+/// After rank 0's own work: the root failure if any, else an error naming the ranks (and the
+/// stage each was last in) that did not report results for some fabric.
+fn everyone_reported(
+    plan: &Plan,
+    report: &Report,
+    rank0_ok: bool,
+    stage_of: impl Fn(usize) -> Option<String>,
+) -> Result<(), String> {
     if let Some(msg) = report.root_failure() {
         return Err(msg);
     }
-    if !ok {
+    if !rank0_ok {
         return Err("rank 0 failed".into());
     }
     for fp in &plan.fabrics {
         if !report.all_done(&fp.label) {
             let missing: Vec<String> = (0..plan.ranks)
                 .filter(|r| !report.done.contains_key(&(fp.label.clone(), *r)))
-                .map(|r| match stages.get(&r) {
+                .map(|r| match stage_of(r) {
                     Some(s) => format!("rank {r} (last stage '{s}')"),
                     None => format!("rank {r}"),
                 })
@@ -813,32 +824,7 @@ fn external_dir(
         }
     };
     let ok = me.join().unwrap_or(false);
-    let stage_of = |r: usize| watcher.stage_of(r);
-    let outcome = result.and_then(|_| {
-        if let Some(msg) = report.root_failure() {
-            return Err(msg);
-        }
-        if !ok {
-            return Err("rank 0 failed".into());
-        }
-        for fp in &plan.fabrics {
-            if !report.all_done(&fp.label) {
-                let missing: Vec<String> = (0..plan.ranks)
-                    .filter(|r| !report.done.contains_key(&(fp.label.clone(), *r)))
-                    .map(|r| match stage_of(r) {
-                        Some(s) => format!("rank {r} (last stage '{s}')"),
-                        None => format!("rank {r}"),
-                    })
-                    .collect();
-                return Err(format!(
-                    "{} did not report results for fabric {}",
-                    missing.join(", "),
-                    fp.label
-                ));
-            }
-        }
-        Ok(())
-    });
+    let outcome = result.and_then(|_| everyone_reported(plan, report, ok, |r| watcher.stage_of(r)));
     watcher.remove();
     outcome
 }
