@@ -112,6 +112,8 @@ fn finish(plan: &Plan, mut report: Report, dir: RunDir, start: SystemTime) -> i3
         let tables = report.combined_tables();
         report.printer.print(&tables);
     }
+    let decisions = report.decisions();
+    report.printer.print(&decisions);
     let manifest = Manifest {
         fabbench_version: env!("CARGO_PKG_VERSION").into(),
         git_revision: env!("FABBENCH_GIT_REVISION").into(),
@@ -210,11 +212,7 @@ fn tunables_line(fp: &FabricPlan) -> String {
     let mpi = fp.def.kind == FabricKind::Mpi;
     let library = if mpi {
         transports::mpi::library_version()
-            .and_then(|l| {
-                l.split([',', '\n'])
-                    .next()
-                    .map(|s| format!("{}; ", s.trim()))
-            })
+            .and_then(|l| l.split([',', '\n']).next().map(|s| s.trim().to_string()))
             .unwrap_or_default()
     } else {
         String::new()
@@ -237,7 +235,11 @@ fn tunables_line(fp: &FabricPlan) -> String {
         .map(|(name, v, _)| format!("{name}={v}"))
         .collect::<Vec<_>>()
         .join(" ");
-    format!("{library}{line}")
+    match (library.is_empty(), line.is_empty()) {
+        (false, false) => format!("{library}; {line}"),
+        (false, true) => library,
+        _ => line,
+    }
 }
 
 /// The comment line that names fabbench, the fabric and the tunables in force.
@@ -370,6 +372,22 @@ impl<'a> Report<'a> {
             .find(|(_, (_, m))| !secondary(m))
             .or_else(|| self.failures.iter().next())
             .map(|(rank, (stage, msg))| format!("rank {rank} failed during stage '{stage}': {msg}"))
+    }
+
+    /// What the fabrics decided at run time (facts named `decided.*`, from rank 0, which
+    /// agrees with the others by construction), as comment lines after the tables.
+    fn decisions(&self) -> String {
+        let mut out = String::new();
+        for fp in &self.plan.fabrics {
+            if let Some(RankEvent::Done { facts, .. }) = self.done.get(&(fp.label.clone(), 0)) {
+                for (k, v) in facts {
+                    if let Some(what) = k.strip_prefix("decided.") {
+                        out.push_str(&format!("# {}: {what}: {v}\n", fp.label));
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn all_done(&self, fabric: &str) -> bool {

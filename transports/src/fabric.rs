@@ -75,7 +75,7 @@ pub const ENGINE_TUNABLES: &[Def] = &[
         name: "single_copy",
         kind: Kind::Choice(&["auto", "on", "off"]),
         default: "auto",
-        help: "read large messages in place (shm: CMA); auto asks the wire per peer and size",
+        help: "read large messages in place (shm: CMA); auto: shm times both paths at connect and reads in place from the crossover",
     },
     Def {
         name: "rx_thread",
@@ -161,7 +161,8 @@ pub(crate) fn connect_shm(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
         cfg.eager_limit,
         cfg.frag_size,
         cfg.timeout,
-    );
+    )
+    .with_probe(cfg.single_copy == SingleCopy::Auto);
     let wire = ShmWire::connect(ctx.boot.as_ref(), scfg)?;
     Ok(Box::new(Engine::new(
         Box::new(wire),

@@ -1,13 +1,16 @@
 //! The shm wire: ranks on one host exchange frames through per-pair rings in one shared
 //! segment, and read large buffers in place with CMA when that pays.
 //!
-//! Which protocol pays depends on the cache topology: copying through the rings wins when both
-//! ranks share a socket (the data stays in a shared cache; on this kind of VM it wins at every
-//! size, as ../shared/anchors.md shows), single copy wins across sockets. So the wire learns
-//! each rank's socket (sysfs `physical_package_id` of the CPU it is bound to) and, with
-//! `single_copy=auto`, prefers single copy only for a peer on another socket.
+//! Which protocol pays depends on the host. Across sockets single copy wins (Open MPI's sm
+//! transport gained 36 % choosing it there); within one, it depends on the cache layout and the
+//! cost of the system call, and machines of the same name disagree (one 2-vCPU EPYC VM copied
+//! faster at every size, the next read in place 1.6x faster from 64 KiB up). So with
+//! `single_copy=auto` ranks 0 and 1 time both paths at connect (`probe`), and the crossover
+//! they find decides for every pair in their socket class; pairs in the other class (the wire
+//! learns each rank's socket from sysfs `physical_package_id`) keep the topology rule.
 
 pub mod cma;
+pub mod probe;
 pub mod ring;
 pub mod segment;
 
@@ -60,6 +63,10 @@ pub struct ShmConfig {
     /// Byte area per ring.
     pub data_cap: usize,
     pub timeout: Duration,
+    /// Largest payload a frame carries (the engine's fragment size, within the ring's limit).
+    pub chunk: usize,
+    /// Time copying against single copy at connect (`single_copy=auto`).
+    pub probe: bool,
 }
 
 impl ShmConfig {
@@ -69,7 +76,17 @@ impl ShmConfig {
         let largest = (eager_limit + crate::header::MAX_HEADER_LEN)
             .max(frag_size + crate::header::MAX_HEADER_LEN);
         let data_cap = ring_bytes.max(4 * largest).div_ceil(64) * 64;
-        ShmConfig { data_cap, timeout }
+        ShmConfig {
+            data_cap,
+            timeout,
+            chunk: frag_size.clamp(1, ring::max_frame(data_cap)),
+            probe: false,
+        }
+    }
+
+    /// The same, probing single copy at connect.
+    pub fn with_probe(self, probe: bool) -> Self {
+        ShmConfig { probe, ..self }
     }
 }
 
@@ -99,6 +116,9 @@ pub struct ShmWire {
     data_cap: usize,
     next_peer: usize,
     cma: CmaState,
+    /// What the connect-time probe found, and whether ranks 0 and 1 sit on different sockets
+    /// (the class of pairs it speaks for).
+    probe: Option<(probe::Verdict, bool)>,
 }
 
 fn ring_index(src: usize, dst: usize, size: usize) -> usize {
@@ -192,6 +212,34 @@ impl ShmWire {
                 )));
             }
         }
+        let probe = if cfg.probe && size >= 2 {
+            let link = match rank {
+                0 | 1 => {
+                    let peer = 1 - rank;
+                    Some(probe::Link {
+                        boot,
+                        rank,
+                        peer,
+                        peer_pid: peers[peer].pid,
+                        tx: tx[peer].as_mut().expect("a ring to the other probing rank"),
+                        rx: rx[peer]
+                            .as_mut()
+                            .expect("a ring from the other probing rank"),
+                        chunk: cfg.chunk,
+                        timeout: cfg.timeout,
+                    })
+                }
+                _ => None,
+            };
+            let verdict = probe::run(link, boot, cfg.timeout)?;
+            let cross = match (peers[0].package, peers[1].package) {
+                (Some(a), Some(b)) => a != b,
+                _ => false,
+            };
+            Some((verdict, cross))
+        } else {
+            None
+        };
         Ok(ShmWire {
             rank,
             size,
@@ -204,6 +252,7 @@ impl ShmWire {
             data_cap: cfg.data_cap,
             next_peer: 0,
             cma: CmaState::Unused,
+            probe,
         })
     }
 }
@@ -302,10 +351,19 @@ impl Wire for ShmWire {
         }
     }
 
-    fn preferred_protocol(&self, peer: usize, _len: u64) -> Protocol {
-        match (self.my_package, self.peers[peer].package) {
-            (Some(a), Some(b)) if a != b => Protocol::SingleCopy,
-            _ => Protocol::Copy,
+    fn preferred_protocol(&self, peer: usize, len: u64) -> Protocol {
+        let cross = matches!(
+            (self.my_package, self.peers[peer].package),
+            (Some(a), Some(b)) if a != b
+        );
+        let single = match &self.probe {
+            Some((verdict, probed_cross)) if *probed_cross == cross => verdict.single_copy(len),
+            _ => cross,
+        };
+        if single {
+            Protocol::SingleCopy
+        } else {
+            Protocol::Copy
         }
     }
 
@@ -355,11 +413,15 @@ impl Wire for ShmWire {
                     .unwrap_or_else(|| "?".into())
             })
             .collect();
-        vec![
+        let mut facts = vec![
             ("single_copy_mechanism".into(), mech),
             ("shm_ring_bytes".into(), self.data_cap.to_string()),
             ("rank_sockets".into(), pkgs.join(",")),
-        ]
+        ];
+        if let Some((verdict, _)) = &self.probe {
+            facts.push(("decided.single_copy=auto".into(), verdict.describe()));
+        }
+        facts
     }
 }
 
@@ -372,6 +434,10 @@ mod tests {
     use std::thread;
 
     fn with_comms(size: usize, single: SingleCopy, f: impl Fn(Comm) + Sync) {
+        with_comms_probing(size, single, false, f)
+    }
+
+    fn with_comms_probing(size: usize, single: SingleCopy, probe: bool, f: impl Fn(Comm) + Sync) {
         let (boots, _events) = bench_core::bootstrap::local::group(size);
         let cfg = EngineConfig {
             eager_limit: 4096,
@@ -381,7 +447,8 @@ mod tests {
             schedule: Schedule::RoundRobin,
             timeout: Duration::from_secs(20),
         };
-        let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout);
+        let scfg =
+            ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout).with_probe(probe);
         thread::scope(|s| {
             for b in boots {
                 let f = &f;
@@ -433,6 +500,42 @@ mod tests {
                 c.finish().unwrap();
             });
         }
+    }
+
+    #[test]
+    fn the_single_copy_probe_gives_every_rank_one_verdict_and_leaves_the_rings_clean() {
+        let verdicts = std::sync::Mutex::new(Vec::new());
+        with_comms_probing(3, SingleCopy::Auto, true, |c| {
+            let me = c.rank();
+            let fact = c
+                .describe()
+                .into_iter()
+                .find(|(k, _)| k == "decided.single_copy=auto")
+                .map(|(_, v)| v)
+                .expect("the probe's verdict is reported");
+            verdicts.lock().unwrap().push(fact);
+            // Nothing of the probe is left in the rings: a message of every protocol crosses.
+            for size in [8usize, 5000, 300_000] {
+                let out: Vec<u8> = (0..size).map(|i| (i + me) as u8).collect();
+                let mut inb = vec![0u8; size];
+                let s = c.isend(&out, (me + 1) % 3, 7).unwrap();
+                c.recv(&mut inb, (me + 2) % 3, 7).unwrap();
+                s.wait().unwrap();
+                assert!(inb
+                    .iter()
+                    .enumerate()
+                    .all(|(i, b)| *b == (i + (me + 2) % 3) as u8));
+            }
+            c.finish().unwrap();
+        });
+        let v = verdicts.into_inner().unwrap();
+        assert_eq!(v.len(), 3);
+        assert!(v.iter().all(|x| x == &v[0]), "ranks disagree: {v:?}");
+        assert!(
+            v[0].starts_with("copy at every size") || v[0].starts_with("cma from"),
+            "{}",
+            v[0]
+        );
     }
 
     #[test]

@@ -1,0 +1,338 @@
+//! The single-copy probe behind `single_copy=auto`: which of copying through the rings and
+//! reading in place with CMA is faster depends on the host (cache layout, whether the two
+//! cores share a cache complex, how the hypervisor maps memory, the cost of the system call),
+//! and it changes between machines of the same name: on one 2-vCPU EPYC VM copying won at every
+//! size, on another CMA won by 1.6x from 64 KiB up. So at connect time ranks 0 and 1 time both
+//! paths for a ladder of sizes, the way the engine uses them (rank 0's buffer, rank 1
+//! receiving), and the crossover they find decides for every pair in the same socket class.
+//!
+//! The copy trial is a request frame to rank 0 (standing in for the CTS hop the copy protocol
+//! pays) and `size` bytes streamed back in fragments; the CMA trial is one `process_vm_readv`.
+//! Each size is tried `REPS` times in alternating order and the fastest of each kept: the
+//! floor is what the hardware allows, and a noisy neighbour only ever adds time.
+
+use std::time::{Duration, Instant};
+
+use bench_core::bootstrap::Bootstrap;
+use bench_core::clock::RealClock;
+use bench_core::size::format_size;
+
+use super::cma::{self, CmaRead};
+use super::ring::{Consumer, Producer};
+use crate::error::{Result, TransportError};
+
+/// Sizes tried: from a rendezvous-sized message to well past the last-level cache.
+pub const SIZES: &[u64] = &[8 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
+const REPS: usize = 5;
+const KEY_SRC: &str = "shm/probe/src";
+const KEY_RESULT: &str = "shm/probe/result";
+
+/// One size's fastest trial of each path, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trial {
+    pub size: u64,
+    pub copy_ns: u64,
+    pub cma_ns: u64,
+}
+
+/// What the probe found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Single copy from this size up; copying below it (`None`: copying at every size).
+    Measured {
+        from: Option<u64>,
+        trials: Vec<Trial>,
+    },
+    /// The kernel refused CMA (ptrace policy, no CMA): copying at every size.
+    Refused(String),
+}
+
+impl Verdict {
+    /// Whether a rendezvous transfer of `len` bytes should be read in place.
+    pub fn single_copy(&self, len: u64) -> bool {
+        matches!(self, Verdict::Measured { from: Some(f), .. } if len >= *f)
+    }
+
+    /// One line for the manifest and the run's closing comment.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Refused(why) => format!("copy at every size: the kernel refused CMA ({why})"),
+            Verdict::Measured { from, trials } => {
+                let choice = match from {
+                    Some(f) => format!("cma from {}, copy below", format_size(*f)),
+                    None => "copy at every size".to_string(),
+                };
+                let table: Vec<String> = trials
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{} copy {:.1} us cma {:.1} us",
+                            format_size(t.size),
+                            t.copy_ns as f64 / 1e3,
+                            t.cma_ns as f64 / 1e3
+                        )
+                    })
+                    .collect();
+                format!("{choice} (probe, best of {REPS}: {})", table.join(", "))
+            }
+        }
+    }
+
+    fn encode(&self) -> String {
+        match self {
+            Verdict::Refused(why) => format!("refused {why}"),
+            Verdict::Measured { trials, .. } => trials
+                .iter()
+                .map(|t| format!("{}/{}/{}", t.size, t.copy_ns, t.cma_ns))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    fn decode(s: &str) -> Option<Verdict> {
+        if let Some(why) = s.strip_prefix("refused ") {
+            return Some(Verdict::Refused(why.to_string()));
+        }
+        let trials = s
+            .split(',')
+            .map(|t| {
+                let mut p = t.split('/').map(|x| x.parse::<u64>().ok());
+                Some(Trial {
+                    size: p.next()??,
+                    copy_ns: p.next()??,
+                    cma_ns: p.next()??,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Verdict::Measured {
+            from: crossover(&trials),
+            trials,
+        })
+    }
+}
+
+/// The smallest probed size from which single copy won at that size and every larger one;
+/// a size where copying won above a CMA win keeps copying (no flapping on a noisy trial).
+pub fn crossover(trials: &[Trial]) -> Option<u64> {
+    let mut sorted = trials.to_vec();
+    sorted.sort_by_key(|t| t.size);
+    let mut from = None;
+    for t in sorted.iter().rev() {
+        if t.cma_ns < t.copy_ns {
+            from = Some(t.size);
+        } else {
+            break;
+        }
+    }
+    from
+}
+
+/// The pair that probes and the rings between them.
+pub struct Link<'a> {
+    pub boot: &'a dyn Bootstrap,
+    pub rank: usize,
+    /// The other rank of the probing pair and its pid.
+    pub peer: usize,
+    pub peer_pid: i32,
+    pub tx: &'a mut Producer,
+    pub rx: &'a mut Consumer,
+    /// Largest payload one frame carries.
+    pub chunk: usize,
+    pub timeout: Duration,
+}
+
+/// Runs the probe on ranks 0 and 1 and returns what rank 1 measured, on every rank.
+pub fn run(link: Option<Link<'_>>, boot: &dyn Bootstrap, timeout: Duration) -> Result<Verdict> {
+    if let Some(mut l) = link {
+        match l.rank {
+            0 => serve(&mut l)?,
+            _ => {
+                let v = measure(&mut l)?;
+                boot.put(KEY_RESULT, &v.encode())?;
+            }
+        }
+    }
+    let s = boot.get(KEY_RESULT, timeout)?;
+    Verdict::decode(&s).ok_or_else(|| {
+        TransportError::Setup(format!(
+            "shm: rank 1 published a malformed probe result '{s}'"
+        ))
+    })
+}
+
+fn stalled(l: &Link<'_>, what: &str) -> TransportError {
+    TransportError::Setup(format!(
+        "shm: single-copy probe: rank {} (pid {}) did not {what} within {}",
+        l.peer,
+        l.peer_pid,
+        humantime::format_duration(l.timeout)
+    ))
+}
+
+/// Rank 0: publishes its buffer and streams the requested sizes until told to stop.
+fn serve(l: &mut Link<'_>) -> Result<()> {
+    let max = *SIZES.last().unwrap_or(&0) as usize;
+    let src = vec![0x5au8; max];
+    l.boot.put(KEY_SRC, &(src.as_ptr() as u64).to_string())?;
+    let deadline = Instant::now() + l.timeout;
+    loop {
+        let want = loop {
+            if let Some(f) = l.rx.peek() {
+                let mut b = [0u8; 8];
+                let n = f.len().min(8);
+                b[..n].copy_from_slice(&f[..n]);
+                l.rx.release();
+                break u64::from_le_bytes(b) as usize;
+            }
+            if Instant::now() > deadline {
+                return Err(stalled(l, "ask for the next trial"));
+            }
+            std::hint::spin_loop();
+        };
+        if want == 0 {
+            return Ok(());
+        }
+        let want = want.min(max);
+        let mut sent = 0;
+        while sent < want {
+            let end = (sent + l.chunk).min(want);
+            if l.tx.try_push(&[], &src[sent..end]) {
+                sent = end;
+            } else if Instant::now() > deadline {
+                return Err(stalled(l, "drain the ring"));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Rank 1: times both paths at every size and tells rank 0 to stop.
+fn measure(l: &mut Link<'_>) -> Result<Verdict> {
+    let clock = RealClock::new();
+    let src: u64 =
+        l.boot.get(KEY_SRC, l.timeout)?.parse().map_err(|_| {
+            TransportError::Setup("shm: rank 0 published a bad probe address".into())
+        })?;
+    let max = *SIZES.last().unwrap_or(&0) as usize;
+    let mut dst = vec![0u8; max];
+    let mut trials: Vec<Trial> = SIZES
+        .iter()
+        .map(|&size| Trial {
+            size,
+            copy_ns: u64::MAX,
+            cma_ns: u64::MAX,
+        })
+        .collect();
+    let mut refused = None;
+    'reps: for rep in 0..REPS {
+        for t in trials.iter_mut() {
+            let n = t.size as usize;
+            for path in 0..2 {
+                // Alternate which path goes first so neither always finds the caches warm.
+                if (path + rep) % 2 == 0 {
+                    t.copy_ns = t.copy_ns.min(copy_trial(l, &clock, &mut dst[..n])?);
+                } else {
+                    let t0 = clock.now();
+                    match cma::read(l.peer_pid, src, &mut dst[..n]) {
+                        Ok(CmaRead::Done) => t.cma_ns = t.cma_ns.min(clock.now() - t0),
+                        Ok(CmaRead::Refused(e)) => {
+                            refused = Some(e.desc().to_string());
+                            break 'reps;
+                        }
+                        Err(e) => {
+                            return Err(TransportError::Setup(format!(
+                                "shm: single-copy probe: reading rank {}'s buffer failed: {e}",
+                                l.peer
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+    }
+    push_request(l, 0)?;
+    Ok(match refused {
+        Some(why) => Verdict::Refused(why),
+        None => Verdict::Measured {
+            from: crossover(&trials),
+            trials,
+        },
+    })
+}
+
+fn push_request(l: &mut Link<'_>, size: u64) -> Result<()> {
+    let deadline = Instant::now() + l.timeout;
+    while !l.tx.try_push(&size.to_le_bytes(), &[]) {
+        if Instant::now() > deadline {
+            return Err(stalled(l, "take a probe request"));
+        }
+        std::hint::spin_loop();
+    }
+    Ok(())
+}
+
+/// Asks for `dst.len()` bytes through the ring and copies them out as the engine does.
+fn copy_trial(l: &mut Link<'_>, clock: &RealClock, dst: &mut [u8]) -> Result<u64> {
+    let t0 = clock.now();
+    push_request(l, dst.len() as u64)?;
+    let deadline = Instant::now() + l.timeout;
+    let mut got = 0;
+    while got < dst.len() {
+        if let Some(f) = l.rx.peek() {
+            let n = f.len().min(dst.len() - got);
+            dst[got..got + n].copy_from_slice(&f[..n]);
+            got += n;
+            l.rx.release();
+        } else if Instant::now() > deadline {
+            return Err(stalled(l, "stream the probe bytes"));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+    Ok(clock.now() - t0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(size: u64, copy_ns: u64, cma_ns: u64) -> Trial {
+        Trial {
+            size,
+            copy_ns,
+            cma_ns,
+        }
+    }
+
+    #[test]
+    fn crossover_is_where_single_copy_starts_winning_for_good() {
+        assert_eq!(
+            crossover(&[t(8, 10, 20), t(64, 30, 20), t(1024, 300, 100)]),
+            Some(64)
+        );
+        assert_eq!(crossover(&[t(8, 10, 5), t(64, 30, 20)]), Some(8));
+        assert_eq!(crossover(&[t(8, 10, 20), t(64, 30, 40)]), None);
+        // A copy win above a CMA win keeps copying up to it.
+        assert_eq!(
+            crossover(&[t(8, 10, 5), t(64, 30, 40), t(1024, 300, 100)]),
+            Some(1024)
+        );
+        // Order of the trials does not matter; ties go to copying.
+        assert_eq!(crossover(&[t(1024, 300, 100), t(64, 30, 30)]), Some(1024));
+    }
+
+    #[test]
+    fn verdicts_cross_the_bootstrap_intact() {
+        let v = Verdict::Measured {
+            from: Some(65536),
+            trials: vec![t(16384, 3000, 4000), t(65536, 17000, 8000)],
+        };
+        assert_eq!(Verdict::decode(&v.encode()), Some(v.clone()));
+        assert!(v.single_copy(65536) && !v.single_copy(65535));
+        let r = Verdict::Refused("Operation not permitted".into());
+        assert_eq!(Verdict::decode(&r.encode()), Some(r.clone()));
+        assert!(!r.single_copy(1 << 30));
+        assert_eq!(Verdict::decode("1/2"), None);
+    }
+}
