@@ -78,15 +78,10 @@ fn job_spec(plan: &Plan, fabrics: &[&FabricPlan]) -> JobSpec {
 }
 
 fn run_local(plan: &Plan) -> i32 {
-    let start = SystemTime::now();
-    let dir = match RunDir::create(&plan.out, &run_id(start, plan)) {
+    let (dir, start) = match open_run(plan) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+        Err(code) => return code,
     };
-    signals::install();
     let mut report = Report::new(plan);
     for fp in &plan.fabrics {
         let outcome = match fp.def.kind {
@@ -95,15 +90,31 @@ fn run_local(plan: &Plan) -> i32 {
             FabricKind::Mpi => run_mpi(fp, plan, &mut report),
         };
         if let Err(msg) = outcome {
-            eprintln!("error: {msg}");
-            return if signals::INTERRUPTED.load(Ordering::SeqCst) {
-                EXIT_INTERRUPTED
-            } else {
-                EXIT_FAILED
-            };
+            return failed(&msg);
         }
     }
     finish(plan, report, dir, start)
+}
+
+/// Creates the run's directory (under a temporary name) and takes over Ctrl-C.
+fn open_run(plan: &Plan) -> Result<(RunDir, SystemTime), i32> {
+    let start = SystemTime::now();
+    let dir = RunDir::create(&plan.out, &run_id(start, plan)).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_USAGE
+    })?;
+    signals::install();
+    Ok((dir, start))
+}
+
+/// Reports a failed run; the exit status says whether the user interrupted it.
+fn failed(msg: &str) -> i32 {
+    eprintln!("error: {msg}");
+    if signals::INTERRUPTED.load(Ordering::SeqCst) {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_FAILED
+    }
 }
 
 /// Writes the run directory and renames it into place.
@@ -688,27 +699,17 @@ fn run_external(plan: &Plan, ext: &External, boot: &BootSpec) -> i32 {
         };
     }
     // Rank 0: the frontend.
-    let start = SystemTime::now();
-    let dir = match RunDir::create(&plan.out, &run_id(start, plan)) {
+    let (dir, start) = match open_run(plan) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
+        Err(code) => return code,
     };
-    signals::install();
     let mut report = Report::new(plan);
     let outcome = match boot {
         BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, &token, &job, spec, &mut report),
         BootSpec::Dir(path) => external_dir(plan, ext, path, &job, spec, &mut report),
     };
     if let Err(msg) = outcome {
-        eprintln!("error: {msg}");
-        return if signals::INTERRUPTED.load(Ordering::SeqCst) {
-            EXIT_INTERRUPTED
-        } else {
-            EXIT_FAILED
-        };
+        return failed(&msg);
     }
     finish(plan, report, dir, start)
 }
