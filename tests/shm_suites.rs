@@ -97,6 +97,41 @@ fn single_copy_on_reads_in_place_and_off_copies() {
 }
 
 #[test]
+fn single_copy_auto_follows_its_probe_and_says_so() {
+    let _g = serial();
+    let auto = suite_run("sc-auto", "osu_bw", LARGE, &[]);
+    let facts = &auto.manifest()["fabrics"][0]["facts"];
+    let verdict = facts["rank0.decided.single_copy=auto"]
+        .as_str()
+        .expect("the probe's verdict is in the manifest")
+        .to_string();
+    assert_eq!(
+        facts["rank1.decided.single_copy=auto"].as_str(),
+        Some(verdict.as_str())
+    );
+    let out = auto.stdout();
+    assert!(
+        out.lines()
+            .any(|l| l == format!("# shm: single_copy=auto: {verdict}")),
+        "{out}"
+    );
+    let (single, copied) = (
+        auto.counter("rendezvous_single_copy_sends"),
+        auto.counter("rendezvous_copy_sends"),
+    );
+    let counts = format!("{verdict}: {single} read in place, {copied} copied");
+    match verdict.strip_prefix("cma from ") {
+        Some(rest) => {
+            let from = bench_core::size::parse_size(rest.split(',').next().unwrap()).unwrap();
+            // The run's sizes are 512 KiB, 1 MiB and 2 MiB.
+            assert_eq!(copied > 0, from > 512 << 10, "{counts}");
+            assert_eq!(single > 0, from <= 2 << 20, "{counts}");
+        }
+        None => assert!(single == 0 && copied > 0, "{counts}"),
+    }
+}
+
+#[test]
 fn receive_thread_on_and_off() {
     let _g = serial();
     for rx in ["on", "off"] {
