@@ -235,7 +235,7 @@ fn tunables_line(fp: &FabricPlan) -> String {
             // Placement and single copy mean nothing to an emulated fabric.
             let irrelevant = *name == "timeout"
                 || (fp.def.kind == FabricKind::Emulated
-                    && (*name == "bind" || *name == "single_copy"));
+                    && matches!(*name, "bind" | "single_copy" | "single_copy_share"));
             // MPI runs its own protocols: only the MPI variables that are set matter.
             let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
                 && !irrelevant

@@ -18,6 +18,7 @@ fn cfg() -> EngineConfig {
         eager_limit: 4096,
         frag_size: 32768,
         single_copy: SingleCopy::Off,
+        single_copy_share: 0,
         rx_thread: false,
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(30),

@@ -70,10 +70,17 @@ pub struct EngineConfig {
     pub eager_limit: usize,
     pub frag_size: usize,
     pub single_copy: SingleCopy,
+    /// Percent of a single-copy transfer the sender writes into the receiver's buffer while
+    /// the receiver reads the rest (`single_copy_share`); 0: the receiver reads it all.
+    pub single_copy_share: u8,
     pub rx_thread: bool,
     pub schedule: Schedule,
     pub timeout: Duration,
 }
+
+/// Single-copy transfers below this are read by the receiver alone: the sender's share would
+/// cost a control hop (about a microsecond here) for a copy that takes less.
+pub const SHARE_MIN: usize = 64 << 10;
 
 /// How many idle progress passes go by between looks at the clock and at peers' liveness.
 const CHECK_EVERY: u64 = 1024;
@@ -185,6 +192,26 @@ enum Ctrl {
     Fin {
         sreq: u64,
     },
+    /// Write the message's last `n` bytes at `dst` (the sender's share of a single copy).
+    Put {
+        sreq: u64,
+        rreq: u64,
+        dst: u64,
+        n: u64,
+    },
+    PutFin {
+        rreq: u64,
+        n: u64,
+    },
+}
+
+/// A PUT the sender has received and will carry out after the poll (the wire is busy then).
+#[derive(Debug, Clone, Copy)]
+struct PutJob {
+    idx: u32,
+    rreq: u64,
+    dst: u64,
+    n: usize,
 }
 
 /// Everything the engine knows, apart from the wire (split so the wire can be polled while the
@@ -206,6 +233,7 @@ struct State {
     ctrl_count: usize,
     streams: VecDeque<u32>,
     matched: VecDeque<u32>,
+    puts: VecDeque<PutJob>,
     send_seq: Vec<u32>,
     recv_seq: Vec<u32>,
     reorder: Vec<BTreeMap<u32, Vec<u8>>>,
@@ -213,6 +241,8 @@ struct State {
     blocked_scratch: Vec<bool>,
     counters: Counters,
     single_copy_refused: bool,
+    /// A single copy has worked with this wire: from then on the sender may take a share.
+    single_copy_proven: bool,
     stage: String,
     fatal: Option<TransportError>,
 }
@@ -280,6 +310,7 @@ impl Engine {
             ctrl_count: 0,
             streams: VecDeque::new(),
             matched: VecDeque::new(),
+            puts: VecDeque::new(),
             send_seq: vec![0; size],
             recv_seq: vec![0; size],
             reorder: vec![BTreeMap::new(); size],
@@ -287,6 +318,7 @@ impl Engine {
             blocked_scratch: vec![false; size],
             counters: Counters::default(),
             single_copy_refused: false,
+            single_copy_proven: false,
             stage: "setup".into(),
             fatal: None,
         };
@@ -698,6 +730,60 @@ impl State {
                 }
                 Ok(())
             }
+            FrameType::Put => {
+                let idx = self.slot_of(h.a, peer, "PUT")?;
+                match &self.slots[idx].op {
+                    Op::Send(s)
+                        if matches!(s.phase, SendPhase::WaitCts)
+                            && s.dst == peer
+                            && h.len as usize <= s.len =>
+                    {
+                        self.puts.push_back(PutJob {
+                            idx: idx as u32,
+                            rreq: h.b,
+                            dst: h.c,
+                            n: h.len as usize,
+                        });
+                        Ok(())
+                    }
+                    _ => Err(TransportError::Protocol {
+                        peer: format!("rank {peer}"),
+                        what: "PUT for a send that is not waiting for one".into(),
+                    }),
+                }
+            }
+            FrameType::PutFin => {
+                let idx = self.slot_of(h.a, peer, "PUTFIN")?;
+                let status = match &mut self.slots[idx].op {
+                    Op::Recv(RecvOp {
+                        phase:
+                            RecvPhase::Receiving {
+                                from,
+                                tag,
+                                len,
+                                got,
+                            },
+                        ..
+                    }) if *from == peer && *got + h.len as usize <= *len => {
+                        *got += h.len as usize;
+                        (*got == *len).then_some(Status {
+                            source: *from,
+                            tag: *tag,
+                            len: *len,
+                        })
+                    }
+                    _ => {
+                        return Err(TransportError::Protocol {
+                            peer: format!("rank {peer}"),
+                            what: "PUTFIN for a receive that is not expecting it".into(),
+                        })
+                    }
+                };
+                if let Some(st) = status {
+                    self.complete(idx, st);
+                }
+                Ok(())
+            }
             FrameType::Fin => {
                 let idx = self.slot_of(h.a, peer, "FIN")?;
                 match &self.slots[idx].op {
@@ -910,6 +996,11 @@ impl Core {
             self.flush_ctrl()?;
             active = true;
         }
+        if !self.st.puts.is_empty() {
+            self.start_puts()?;
+            self.flush_ctrl()?;
+            active = true;
+        }
         Ok(active)
     }
 
@@ -940,6 +1031,20 @@ impl Core {
                         h = Header::new(FrameType::Fin);
                         h.a = sreq;
                         FragKind::Fin
+                    }
+                    Ctrl::Put { sreq, rreq, dst, n } => {
+                        h = Header::new(FrameType::Put);
+                        h.len = n;
+                        h.a = sreq;
+                        h.b = rreq;
+                        h.c = dst;
+                        FragKind::Put { len: n }
+                    }
+                    Ctrl::PutFin { rreq, n } => {
+                        h = Header::new(FrameType::PutFin);
+                        h.len = n;
+                        h.a = rreq;
+                        FragKind::PutFin
                     }
                 };
                 h.src = self.st.rank as u32;
@@ -1148,11 +1253,70 @@ impl Core {
                         self.wire.preferred_protocol(from, len as u64) == Protocol::SingleCopy
                     }
                 };
+            // The sender's share, rounded down to whole pages so both halves start aligned.
+            let share = if want_single && self.st.single_copy_proven && len >= SHARE_MIN {
+                (len * self.st.cfg.single_copy_share as usize / 100) & !4095
+            } else {
+                0
+            };
+            if share > 0 {
+                let head = len - share;
+                let Op::Recv(r) = &mut self.st.slots[idx].op else {
+                    unreachable!()
+                };
+                r.phase = RecvPhase::Receiving {
+                    from,
+                    tag,
+                    len,
+                    got: 0,
+                };
+                self.st.ctrl[from].push_back(Ctrl::Put {
+                    sreq,
+                    rreq: id,
+                    dst: buf.0 as u64 + head as u64,
+                    n: share as u64,
+                });
+                self.st.ctrl_count += 1;
+                // Send the PUT before reading, so both copies run at once.
+                self.flush_ctrl()?;
+                // SAFETY: the receive buffer holds at least `len` bytes (checked at match);
+                // the sender writes only past `head`.
+                let local = unsafe { std::slice::from_raw_parts_mut(buf.0, head) };
+                match self.wire.get(from, saddr, local)? {
+                    GetOutcome::Done => {}
+                    GetOutcome::Refused => {
+                        return Err(TransportError::Protocol {
+                            peer: format!("rank {from}"),
+                            what: "the kernel refused a single copy after allowing one".into(),
+                        })
+                    }
+                }
+                let Op::Recv(RecvOp {
+                    phase: RecvPhase::Receiving { got, .. },
+                    ..
+                }) = &mut self.st.slots[idx].op
+                else {
+                    unreachable!()
+                };
+                *got += head;
+                if *got == len {
+                    self.st.complete(
+                        idx,
+                        Status {
+                            source: from,
+                            tag,
+                            len,
+                        },
+                    );
+                }
+                continue;
+            }
             if want_single {
                 // SAFETY: the receive buffer holds at least `len` bytes (checked at match).
                 let local = unsafe { std::slice::from_raw_parts_mut(buf.0, len) };
                 match self.wire.get(from, saddr, local)? {
                     GetOutcome::Done => {
+                        self.st.single_copy_proven = true;
                         self.st.ctrl[from].push_back(Ctrl::Fin { sreq });
                         self.st.ctrl_count += 1;
                         self.st.complete(
@@ -1190,6 +1354,56 @@ impl Core {
                 raddr: buf.0 as u64,
             });
             self.st.ctrl_count += 1;
+        }
+        Ok(())
+    }
+}
+
+impl Core {
+    /// Carries out the PUTs received in the last poll: writes each send's tail into the
+    /// receiver's buffer and reports it, or, if the wire cannot, streams the tail instead.
+    fn start_puts(&mut self) -> Result<()> {
+        while let Some(job) = self.st.puts.pop_front() {
+            let idx = job.idx as usize;
+            let Op::Send(s) = &self.st.slots[idx].op else {
+                unreachable!("puts name sends")
+            };
+            let (peer, len) = (s.dst, s.len);
+            let head = len - job.n;
+            // SAFETY: isend's caller promised `len` readable bytes until completion.
+            let tail = unsafe { std::slice::from_raw_parts(s.buf.0.add(head), job.n) };
+            match self.wire.put(peer, job.dst, tail)? {
+                GetOutcome::Done => {
+                    self.st.ctrl[peer].push_back(Ctrl::PutFin {
+                        rreq: job.rreq,
+                        n: job.n as u64,
+                    });
+                    self.st.ctrl_count += 1;
+                    let Op::Send(s) = &self.st.slots[idx].op else {
+                        unreachable!()
+                    };
+                    let st = Status {
+                        source: s.dst,
+                        tag: s.tag,
+                        len: s.len,
+                    };
+                    self.st.complete(idx, st);
+                    self.st.counters.rendezvous_single_copy_sends += 1;
+                    self.st.counters.shared_single_copy_sends += 1;
+                }
+                GetOutcome::Refused => {
+                    let Op::Send(s) = &mut self.st.slots[idx].op else {
+                        unreachable!()
+                    };
+                    s.phase = SendPhase::Streaming {
+                        rreq: job.rreq,
+                        raddr: job.dst - head as u64,
+                        offset: head,
+                    };
+                    self.st.streams.push_back(idx as u32);
+                    self.st.counters.single_copy_fallbacks += 1;
+                }
+            }
         }
         Ok(())
     }

@@ -78,6 +78,12 @@ pub const ENGINE_TUNABLES: &[Def] = &[
         help: "read large messages in place (shm: CMA); auto: shm times both paths at connect and reads in place from the crossover",
     },
     Def {
+        name: "single_copy_share",
+        kind: Kind::Int { min: 0, max: 90 },
+        default: "50",
+        help: "percent of a single copy (64 KiB and up) the sender writes into the receiver's buffer while the receiver reads the rest, both at once; 0: the receiver reads it all, as Open MPI's vader does",
+    },
+    Def {
         name: "rx_thread",
         kind: Kind::Bool,
         default: "off",
@@ -143,6 +149,7 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
         eager_limit: s.size("eager_limit") as usize,
         frag_size: s.size("frag_size") as usize,
         single_copy: SingleCopy::parse(s.text("single_copy")).expect("validated choice"),
+        single_copy_share: s.int("single_copy_share") as u8,
         rx_thread: s.flag("rx_thread"),
         schedule: Schedule::parse(s.text("rndv_schedule")).expect("validated choice"),
         timeout: s.duration("timeout"),
@@ -162,7 +169,7 @@ pub(crate) fn connect_shm(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
         cfg.frag_size,
         cfg.timeout,
     )
-    .with_probe(cfg.single_copy == SingleCopy::Auto);
+    .with_probe(cfg.single_copy == SingleCopy::Auto, cfg.single_copy_share);
     let wire = ShmWire::connect(ctx.boot.as_ref(), scfg)?;
     Ok(Box::new(Engine::new(
         Box::new(wire),

@@ -14,6 +14,9 @@
 //! CTS    24: u64 sender request   32: u64 receiver request  40: u64 receiver buffer address
 //! DATA   24: u64 receiver request 32: u64 offset of this fragment in the message
 //! FIN    24: u64 sender request
+//! PUT    24: u64 sender request   32: u64 receiver request  40: u64 destination address
+//!        (message length field: the bytes the sender is to write, the message's tail)
+//! PUTFIN 24: u64 receiver request (message length field: the bytes written)
 //! ```
 
 /// Bytes of the common part.
@@ -32,6 +35,11 @@ pub enum FrameType {
     Cts = 3,
     Data = 4,
     Fin = 5,
+    /// The receiver asks the sender to write the message's tail into its buffer (shared
+    /// single copy) while it reads the head itself.
+    Put = 6,
+    /// The sender wrote the tail a PUT asked for.
+    PutFin = 7,
 }
 
 impl FrameType {
@@ -42,6 +50,8 @@ impl FrameType {
             3 => FrameType::Cts,
             4 => FrameType::Data,
             5 => FrameType::Fin,
+            6 => FrameType::Put,
+            7 => FrameType::PutFin,
             _ => return None,
         })
     }
@@ -51,8 +61,8 @@ impl FrameType {
         match self {
             FrameType::Eager => COMMON_LEN,
             FrameType::Rts | FrameType::Data => COMMON_LEN + 16,
-            FrameType::Cts => COMMON_LEN + 24,
-            FrameType::Fin => COMMON_LEN + 8,
+            FrameType::Cts | FrameType::Put => COMMON_LEN + 24,
+            FrameType::Fin | FrameType::PutFin => COMMON_LEN + 8,
         }
     }
 }
@@ -67,11 +77,11 @@ pub struct Header {
     pub seq: u32,
     pub src: u32,
     pub len: u64,
-    /// RTS, CTS, FIN: the sender's request. DATA: the receiver's request.
+    /// RTS, CTS, FIN, PUT: the sender's request. DATA, PUTFIN: the receiver's request.
     pub a: u64,
-    /// RTS: sender buffer address. CTS: receiver request. DATA: fragment offset.
+    /// RTS: sender buffer address. CTS, PUT: receiver request. DATA: fragment offset.
     pub b: u64,
-    /// CTS: receiver buffer address.
+    /// CTS: receiver buffer address. PUT: where the tail goes.
     pub c: u64,
 }
 
@@ -194,6 +204,8 @@ mod tests {
             FrameType::Cts,
             FrameType::Data,
             FrameType::Fin,
+            FrameType::Put,
+            FrameType::PutFin,
         ] {
             let h = sample(ty);
             let mut buf = [0u8; MAX_HEADER_LEN];

@@ -38,6 +38,8 @@ pub struct Counters {
     pub eager_sends: u64,
     pub rendezvous_copy_sends: u64,
     pub rendezvous_single_copy_sends: u64,
+    /// Single-copy sends whose tail the sender wrote itself (`single_copy_share`).
+    pub shared_single_copy_sends: u64,
     pub single_copy_fallbacks: u64,
     pub unexpected_messages: u64,
     pub frames_sent: u64,

@@ -51,6 +51,10 @@ pub enum FragKind {
     },
     /// The receiver finished reading the sender's buffer in place.
     Fin,
+    /// The receiver asks the sender to write the message's last `len` bytes in place.
+    Put { len: u64 },
+    /// The sender wrote what a `Put` asked for.
+    PutFin,
 }
 
 /// The outcome of a single-copy read.
@@ -85,6 +89,11 @@ pub trait Wire: Send {
     fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize>;
     /// Reads `local.len()` bytes of `peer`'s memory at `remote_addr` (single copy).
     fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome>;
+    /// Writes `local` into `peer`'s memory at `remote_addr` (the sender's share of a shared
+    /// single copy). Wires without it refuse, and the engine streams that share instead.
+    fn put(&mut self, _peer: usize, _remote_addr: u64, _local: &[u8]) -> Result<GetOutcome> {
+        Ok(GetOutcome::Refused)
+    }
     /// The protocol this wire advises for a rendezvous transfer of `len` bytes from `peer`
     /// when the user left `single_copy` on auto.
     fn preferred_protocol(&self, peer: usize, len: u64) -> Protocol;

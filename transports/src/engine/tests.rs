@@ -24,6 +24,8 @@ struct PipeWire {
     capacity: usize,
     single_copy: bool,
     refuse_get: bool,
+    /// the sender's share of a shared single copy is refused (it streams it instead)
+    refuse_put: bool,
     /// deliver the second frame in an inbox before the first, once
     swap_once: bool,
     clock: RealClock,
@@ -44,6 +46,7 @@ impl PipeWire {
             capacity: usize::MAX,
             single_copy: false,
             refuse_get: false,
+            refuse_put: false,
             swap_once: false,
             clock: RealClock::new(),
         }
@@ -112,6 +115,14 @@ impl Wire for PipeWire {
         };
         Ok(GetOutcome::Done)
     }
+    fn put(&mut self, _peer: usize, addr: u64, local: &[u8]) -> Result<GetOutcome> {
+        if self.refuse_put {
+            return Ok(GetOutcome::Refused);
+        }
+        // Same process: the peer's buffer is directly writable.
+        unsafe { std::ptr::copy_nonoverlapping(local.as_ptr(), addr as *mut u8, local.len()) };
+        Ok(GetOutcome::Done)
+    }
     fn preferred_protocol(&self, _peer: usize, _len: u64) -> Protocol {
         Protocol::Copy
     }
@@ -129,6 +140,7 @@ fn cfg(eager_limit: usize) -> EngineConfig {
         eager_limit,
         frag_size: 1000,
         single_copy: SingleCopy::Off,
+        single_copy_share: 0,
         rx_thread: false,
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(10),
@@ -313,6 +325,62 @@ fn single_copy_reads_in_place_when_on() {
     assert_eq!(got, msg);
     assert_eq!(e[0].counters().rendezvous_single_copy_sends, 1);
     assert_eq!(e[0].counters().rendezvous_copy_sends, 0);
+}
+
+/// Sends `msgs` from rank 0 to rank 1 one by one and returns what arrived.
+fn exchange(e: &[Engine], msgs: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    msgs.iter()
+        .map(|m| {
+            thread::scope(|s| {
+                s.spawn(|| send(&e[0], m, 1, 0));
+                recv(&e[1], m.len(), Some(0), Some(0)).0
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn the_sender_writes_its_share_of_a_large_single_copy_once_one_has_worked() {
+    let mut c = cfg(64);
+    c.single_copy = SingleCopy::On;
+    c.single_copy_share = 50;
+    let e = engines(2, c, |w| w.single_copy = true);
+    // The first transfer proves single copy; the second is shared; one below SHARE_MIN is not.
+    let msgs = vec![
+        pattern(SHARE_MIN, 1),
+        pattern(SHARE_MIN + 12345, 2),
+        pattern(SHARE_MIN - 1, 3),
+    ];
+    assert_eq!(exchange(&e, &msgs), msgs);
+    assert_eq!(e[0].counters().rendezvous_single_copy_sends, 3);
+    assert_eq!(e[0].counters().shared_single_copy_sends, 1);
+    assert_eq!(e[0].counters().rendezvous_copy_sends, 0);
+}
+
+#[test]
+fn a_refused_share_is_streamed_instead() {
+    let mut c = cfg(64);
+    c.single_copy = SingleCopy::On;
+    c.single_copy_share = 90;
+    let e = engines(2, c, |w| {
+        w.single_copy = true;
+        w.refuse_put = true;
+    });
+    let msgs = vec![pattern(SHARE_MIN, 4), pattern(3 * SHARE_MIN + 7, 5)];
+    assert_eq!(exchange(&e, &msgs), msgs);
+    assert_eq!(e[0].counters().shared_single_copy_sends, 0);
+    assert_eq!(e[0].counters().single_copy_fallbacks, 1);
+}
+
+#[test]
+fn share_zero_leaves_the_whole_copy_to_the_receiver() {
+    let mut c = cfg(64);
+    c.single_copy = SingleCopy::On;
+    let e = engines(2, c, |w| w.single_copy = true);
+    let msgs = vec![pattern(SHARE_MIN, 6), pattern(4 * SHARE_MIN, 7)];
+    assert_eq!(exchange(&e, &msgs), msgs);
+    assert_eq!(e[0].counters().shared_single_copy_sends, 0);
+    assert_eq!(e[0].counters().rendezvous_single_copy_sends, 2);
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! Single copy through Linux cross-memory attach: `process_vm_readv` reads a peer's buffer
-//! straight into ours. The kernel may refuse (ptrace policy, no CMA) or transfer only part;
-//! a refusal is reported so the engine can fall back to copying.
+//! straight into ours, `process_vm_writev` writes ours straight into a peer's. The kernel may
+//! refuse (ptrace policy, no CMA) or transfer only part; a refusal is reported so the engine
+//! can fall back to copying.
 
-use std::io::IoSliceMut;
+use std::io::{IoSlice, IoSliceMut};
 
 use nix::errno::Errno;
-use nix::sys::uio::{process_vm_readv, RemoteIoVec};
+use nix::sys::uio::{process_vm_readv, process_vm_writev, RemoteIoVec};
 use nix::unistd::Pid;
 
 /// How a read ended.
@@ -38,6 +39,29 @@ pub fn read(pid: i32, remote: u64, local: &mut [u8]) -> Result<CmaRead, Errno> {
     Ok(CmaRead::Done)
 }
 
+/// Writes `local` to `remote` in process `pid`, looping over partial transfers.
+pub fn write(pid: i32, remote: u64, local: &[u8]) -> Result<CmaRead, Errno> {
+    let mut done = 0usize;
+    while done < local.len() {
+        let rest = &local[done..];
+        let remote_iov = [RemoteIoVec {
+            base: (remote as usize) + done,
+            len: rest.len(),
+        }];
+        let local_iov = [IoSlice::new(rest)];
+        match process_vm_writev(Pid::from_raw(pid), &local_iov, &remote_iov) {
+            Ok(0) => return Err(Errno::EFAULT),
+            Ok(n) => done += n,
+            Err(e @ (Errno::EPERM | Errno::ENOSYS | Errno::EACCES)) => {
+                return Ok(CmaRead::Refused(e))
+            }
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(CmaRead::Done)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +71,16 @@ mod tests {
         let src: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
         let mut dst = vec![0u8; src.len()];
         let r = read(std::process::id() as i32, src.as_ptr() as u64, &mut dst).unwrap();
+        if r == CmaRead::Done {
+            assert_eq!(dst, src);
+        }
+    }
+
+    #[test]
+    fn writes_our_own_memory_by_pid() {
+        let src: Vec<u8> = (0..100_000u32).map(|i| (i * 3) as u8).collect();
+        let mut dst = vec![0u8; src.len()];
+        let r = write(std::process::id() as i32, dst.as_mut_ptr() as u64, &src).unwrap();
         if r == CmaRead::Done {
             assert_eq!(dst, src);
         }

@@ -67,6 +67,8 @@ pub struct ShmConfig {
     pub chunk: usize,
     /// Time copying against single copy at connect (`single_copy=auto`).
     pub probe: bool,
+    /// The engine's `single_copy_share`, which the probe's single copy trials use.
+    pub share: u8,
 }
 
 impl ShmConfig {
@@ -81,12 +83,18 @@ impl ShmConfig {
             timeout,
             chunk: frag_size.clamp(1, ring::max_frame(data_cap)),
             probe: false,
+            share: 0,
         }
     }
 
-    /// The same, probing single copy at connect.
-    pub fn with_probe(self, probe: bool) -> Self {
-        ShmConfig { probe, ..self }
+    /// The same, probing single copy at connect as the engine will use it (`share`: the
+    /// engine's `single_copy_share`).
+    pub fn with_probe(self, probe: bool, share: u8) -> Self {
+        ShmConfig {
+            probe,
+            share,
+            ..self
+        }
     }
 }
 
@@ -226,6 +234,7 @@ impl ShmWire {
                             .as_mut()
                             .expect("a ring from the other probing rank"),
                         chunk: cfg.chunk,
+                        share: cfg.share,
                         timeout: cfg.timeout,
                     })
                 }
@@ -351,6 +360,22 @@ impl Wire for ShmWire {
         }
     }
 
+    fn put(&mut self, peer: usize, remote_addr: u64, local: &[u8]) -> Result<GetOutcome> {
+        match cma::write(self.peers[peer].pid, remote_addr, local) {
+            Ok(cma::CmaRead::Done) => Ok(GetOutcome::Done),
+            Ok(cma::CmaRead::Refused(_)) => Ok(GetOutcome::Refused),
+            Err(nix::errno::Errno::ESRCH) => Err(TransportError::PeerGone {
+                peer: self.peer_name(peer),
+                why: "process no longer exists".into(),
+                stage: String::new(),
+            }),
+            Err(e) => Err(TransportError::Protocol {
+                peer: self.peer_name(peer),
+                what: format!("single-copy write of {} bytes failed: {e}", local.len()),
+            }),
+        }
+    }
+
     fn preferred_protocol(&self, peer: usize, len: u64) -> Protocol {
         let cross = matches!(
             (self.my_package, self.peers[peer].package),
@@ -443,12 +468,13 @@ mod tests {
             eager_limit: 4096,
             frag_size: 16384,
             single_copy: single,
+            single_copy_share: 50,
             rx_thread: false,
             schedule: Schedule::RoundRobin,
             timeout: Duration::from_secs(20),
         };
-        let scfg =
-            ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout).with_probe(probe);
+        let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout)
+            .with_probe(probe, cfg.single_copy_share);
         thread::scope(|s| {
             for b in boots {
                 let f = &f;

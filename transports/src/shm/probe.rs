@@ -7,7 +7,9 @@
 //! receiving), and the crossover they find decides for every pair in the same socket class.
 //!
 //! The copy trial is a request frame to rank 0 (standing in for the CTS hop the copy protocol
-//! pays) and `size` bytes streamed back in fragments; the CMA trial is one `process_vm_readv`.
+//! pays) and `size` bytes streamed back in fragments; the CMA trial is one `process_vm_readv`,
+//! or, from `SHARE_MIN` up with `single_copy_share` above 0, the engine's shared single copy:
+//! a request to rank 0 to write the tail with `process_vm_writev` while rank 1 reads the head.
 //! Each size is tried `REPS` times in alternating order and the fastest of each kept: the
 //! floor is what the hardware allows, and a noisy neighbour only ever adds time.
 
@@ -19,6 +21,7 @@ use bench_core::size::format_size;
 
 use super::cma::{self, CmaRead};
 use super::ring::{Consumer, Producer};
+use crate::engine::SHARE_MIN;
 use crate::error::{Result, TransportError};
 
 /// Sizes tried: from a rendezvous-sized message to well past the last-level cache.
@@ -138,6 +141,8 @@ pub struct Link<'a> {
     pub rx: &'a mut Consumer,
     /// Largest payload one frame carries.
     pub chunk: usize,
+    /// Percent of a single copy the sender writes (the engine's `single_copy_share`).
+    pub share: u8,
     pub timeout: Duration,
 }
 
@@ -176,23 +181,35 @@ fn serve(l: &mut Link<'_>) -> Result<()> {
     l.boot.put(KEY_SRC, &(src.as_ptr() as u64).to_string())?;
     let deadline = Instant::now() + l.timeout;
     loop {
-        let want = loop {
+        let req = loop {
             if let Some(f) = l.rx.peek() {
-                let mut b = [0u8; 8];
-                let n = f.len().min(8);
-                b[..n].copy_from_slice(&f[..n]);
+                let req = Request::decode(f);
                 l.rx.release();
-                break u64::from_le_bytes(b) as usize;
+                break req;
             }
             if Instant::now() > deadline {
                 return Err(stalled(l, "ask for the next trial"));
             }
             std::hint::spin_loop();
         };
+        let want = (req.size as usize).min(max);
         if want == 0 {
             return Ok(());
         }
-        let want = want.min(max);
+        if req.tail > 0 {
+            // The sender's share of a shared single copy: write the tail, then say so.
+            let tail = (req.tail as usize).min(want);
+            let from = &src[want - tail..want];
+            // Rank 1 learns whether the write worked; it decides what a refusal means.
+            let wrote = matches!(cma::write(l.peer_pid, req.dst, from), Ok(CmaRead::Done));
+            while !l.tx.try_push(&[wrote as u8], &[]) {
+                if Instant::now() > deadline {
+                    return Err(stalled(l, "drain the ring"));
+                }
+                std::hint::spin_loop();
+            }
+            continue;
+        }
         let mut sent = 0;
         while sent < want {
             let end = (sent + l.chunk).min(want);
@@ -234,7 +251,28 @@ fn measure(l: &mut Link<'_>) -> Result<Verdict> {
                     t.copy_ns = t.copy_ns.min(copy_trial(l, &clock, &mut dst[..n])?);
                 } else {
                     let t0 = clock.now();
-                    match cma::read(l.peer_pid, src, &mut dst[..n]) {
+                    let share = if n >= SHARE_MIN {
+                        (n * l.share as usize / 100) & !4095
+                    } else {
+                        0
+                    };
+                    if share > 0 {
+                        let dst_tail = dst[n - share..].as_ptr() as u64;
+                        push_request(
+                            l,
+                            Request {
+                                size: n as u64,
+                                tail: share as u64,
+                                dst: dst_tail,
+                            },
+                        )?;
+                    }
+                    let mut read = cma::read(l.peer_pid, src, &mut dst[..n - share]);
+                    // Rank 0 answers every request, so the rings are left empty either way.
+                    if share > 0 && !await_write(l)? && matches!(read, Ok(CmaRead::Done)) {
+                        read = Ok(CmaRead::Refused(nix::errno::Errno::EPERM));
+                    }
+                    match read {
                         Ok(CmaRead::Done) => t.cma_ns = t.cma_ns.min(clock.now() - t0),
                         Ok(CmaRead::Refused(e)) => {
                             refused = Some(e.desc().to_string());
@@ -251,7 +289,7 @@ fn measure(l: &mut Link<'_>) -> Result<Verdict> {
             }
         }
     }
-    push_request(l, 0)?;
+    push_request(l, Request::default())?;
     Ok(match refused {
         Some(why) => Verdict::Refused(why),
         None => Verdict::Measured {
@@ -261,9 +299,56 @@ fn measure(l: &mut Link<'_>) -> Result<Verdict> {
     })
 }
 
-fn push_request(l: &mut Link<'_>, size: u64) -> Result<()> {
+/// What rank 1 asks of rank 0: stream `size` bytes, or (with `tail`) write the last `tail`
+/// bytes of `size` at `dst`; a zero size ends the probe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Request {
+    size: u64,
+    tail: u64,
+    dst: u64,
+}
+
+impl Request {
+    fn encode(&self) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        b[..8].copy_from_slice(&self.size.to_le_bytes());
+        b[8..16].copy_from_slice(&self.tail.to_le_bytes());
+        b[16..].copy_from_slice(&self.dst.to_le_bytes());
+        b
+    }
+
+    fn decode(f: &[u8]) -> Request {
+        let mut b = [0u8; 24];
+        let n = f.len().min(24);
+        b[..n].copy_from_slice(&f[..n]);
+        let at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        Request {
+            size: at(0),
+            tail: at(8),
+            dst: at(16),
+        }
+    }
+}
+
+/// Waits for rank 0's note on its share: whether the write worked.
+fn await_write(l: &mut Link<'_>) -> Result<bool> {
     let deadline = Instant::now() + l.timeout;
-    while !l.tx.try_push(&size.to_le_bytes(), &[]) {
+    loop {
+        if let Some(f) = l.rx.peek() {
+            let wrote = f.first() == Some(&1);
+            l.rx.release();
+            return Ok(wrote);
+        }
+        if Instant::now() > deadline {
+            return Err(stalled(l, "write its share"));
+        }
+        std::hint::spin_loop();
+    }
+}
+
+fn push_request(l: &mut Link<'_>, req: Request) -> Result<()> {
+    let deadline = Instant::now() + l.timeout;
+    while !l.tx.try_push(&req.encode(), &[]) {
         if Instant::now() > deadline {
             return Err(stalled(l, "take a probe request"));
         }
@@ -275,7 +360,13 @@ fn push_request(l: &mut Link<'_>, size: u64) -> Result<()> {
 /// Asks for `dst.len()` bytes through the ring and copies them out as the engine does.
 fn copy_trial(l: &mut Link<'_>, clock: &RealClock, dst: &mut [u8]) -> Result<u64> {
     let t0 = clock.now();
-    push_request(l, dst.len() as u64)?;
+    push_request(
+        l,
+        Request {
+            size: dst.len() as u64,
+            ..Request::default()
+        },
+    )?;
     let deadline = Instant::now() + l.timeout;
     let mut got = 0;
     while got < dst.len() {
@@ -320,6 +411,17 @@ mod tests {
         );
         // Order of the trials does not matter; ties go to copying.
         assert_eq!(crossover(&[t(1024, 300, 100), t(64, 30, 30)]), Some(1024));
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let r = Request {
+            size: 1 << 20,
+            tail: 1 << 19,
+            dst: 0xdead_beef,
+        };
+        assert_eq!(Request::decode(&r.encode()), r);
+        assert_eq!(Request::decode(&[]), Request::default());
     }
 
     #[test]
