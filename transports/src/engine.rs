@@ -572,6 +572,68 @@ impl State {
         ReqId(((slot.gen as u64) << 32) | idx as u64)
     }
 
+    /// Receive `idx` now takes `len` bytes from `from` in pieces (fragments, a single copy's
+    /// halves) and completes when all have come.
+    fn start_receiving(&mut self, idx: usize, from: usize, tag: Tag, len: usize) {
+        let Op::Recv(r) = &mut self.slots[idx].op else {
+            unreachable!("only receives start receiving")
+        };
+        r.phase = RecvPhase::Receiving {
+            from,
+            tag,
+            len,
+            got: 0,
+        };
+    }
+
+    /// The buffer and length of receive `idx`, which `frame` from `peer` says is receiving.
+    fn receiving(&self, idx: usize, peer: usize, frame: &str) -> Result<(Ptr, usize)> {
+        match &self.slots[idx].op {
+            Op::Recv(RecvOp {
+                buf,
+                phase: RecvPhase::Receiving { from, len, .. },
+                ..
+            }) if *from == peer => Ok((*buf, *len)),
+            _ => Err(TransportError::Protocol {
+                peer: format!("rank {peer}"),
+                what: format!("{frame} for a receive that is not expecting it"),
+            }),
+        }
+    }
+
+    /// Counts `n` more bytes of receive `idx` in place and completes it when all are.
+    fn add_received(&mut self, idx: usize, peer: usize, n: usize, frame: &str) -> Result<()> {
+        let Op::Recv(RecvOp {
+            phase:
+                RecvPhase::Receiving {
+                    from,
+                    tag,
+                    len,
+                    got,
+                },
+            ..
+        }) = &mut self.slots[idx].op
+        else {
+            unreachable!("checked by receiving()")
+        };
+        if *got + n > *len {
+            return Err(TransportError::Protocol {
+                peer: format!("rank {peer}"),
+                what: format!("{frame} brings {n} bytes past the end of a {len}-byte message"),
+            });
+        }
+        *got += n;
+        if *got == *len {
+            let st = Status {
+                source: *from,
+                tag: *tag,
+                len: *len,
+            };
+            self.complete(idx, st);
+        }
+        Ok(())
+    }
+
     fn slot_of(&mut self, id: u64, peer: usize, frame: &str) -> Result<usize> {
         let (idx, gen) = req_index(id);
         match self.slots.get(idx) {
@@ -680,55 +742,23 @@ impl State {
             }
             FrameType::Data => {
                 let idx = self.slot_of(h.a, peer, "DATA")?;
-                let status = match &mut self.slots[idx].op {
-                    Op::Recv(RecvOp {
-                        buf,
-                        phase:
-                            RecvPhase::Receiving {
-                                from,
-                                tag,
-                                len,
-                                got,
-                            },
-                        ..
-                    }) if *from == peer => {
-                        let off = h.b as usize;
-                        if off.checked_add(payload.len()).is_none_or(|end| end > *len) {
-                            return Err(TransportError::Protocol {
-                                peer: format!("rank {peer}"),
-                                what: format!(
-                                    "DATA at offset {off} of {} bytes overruns a {len}-byte message",
-                                    payload.len()
-                                ),
-                            });
-                        }
-                        // SAFETY: the receive buffer holds `len` bytes (checked at match time)
-                        // and stays valid until this request completes.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                payload.as_ptr(),
-                                buf.0.add(off),
-                                payload.len(),
-                            )
-                        };
-                        *got += payload.len();
-                        (*got == *len).then_some(Status {
-                            source: *from,
-                            tag: *tag,
-                            len: *len,
-                        })
-                    }
-                    _ => {
-                        return Err(TransportError::Protocol {
-                            peer: format!("rank {peer}"),
-                            what: "DATA for a receive that is not expecting it".into(),
-                        })
-                    }
-                };
-                if let Some(st) = status {
-                    self.complete(idx, st);
+                let (buf, len) = self.receiving(idx, peer, "DATA")?;
+                let off = h.b as usize;
+                if off.checked_add(payload.len()).is_none_or(|end| end > len) {
+                    return Err(TransportError::Protocol {
+                        peer: format!("rank {peer}"),
+                        what: format!(
+                            "DATA at offset {off} of {} bytes overruns a {len}-byte message",
+                            payload.len()
+                        ),
+                    });
                 }
-                Ok(())
+                // SAFETY: the receive buffer holds `len` bytes (checked at match time) and
+                // stays valid until this request completes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.0.add(off), payload.len())
+                };
+                self.add_received(idx, peer, payload.len(), "DATA")
             }
             FrameType::Put => {
                 let idx = self.slot_of(h.a, peer, "PUT")?;
@@ -754,35 +784,8 @@ impl State {
             }
             FrameType::PutFin => {
                 let idx = self.slot_of(h.a, peer, "PUTFIN")?;
-                let status = match &mut self.slots[idx].op {
-                    Op::Recv(RecvOp {
-                        phase:
-                            RecvPhase::Receiving {
-                                from,
-                                tag,
-                                len,
-                                got,
-                            },
-                        ..
-                    }) if *from == peer && *got + h.len as usize <= *len => {
-                        *got += h.len as usize;
-                        (*got == *len).then_some(Status {
-                            source: *from,
-                            tag: *tag,
-                            len: *len,
-                        })
-                    }
-                    _ => {
-                        return Err(TransportError::Protocol {
-                            peer: format!("rank {peer}"),
-                            what: "PUTFIN for a receive that is not expecting it".into(),
-                        })
-                    }
-                };
-                if let Some(st) = status {
-                    self.complete(idx, st);
-                }
-                Ok(())
+                self.receiving(idx, peer, "PUTFIN")?;
+                self.add_received(idx, peer, h.len as usize, "PUTFIN")
             }
             FrameType::Fin => {
                 let idx = self.slot_of(h.a, peer, "FIN")?;
@@ -1261,15 +1264,7 @@ impl Core {
             };
             if share > 0 {
                 let head = len - share;
-                let Op::Recv(r) = &mut self.st.slots[idx].op else {
-                    unreachable!()
-                };
-                r.phase = RecvPhase::Receiving {
-                    from,
-                    tag,
-                    len,
-                    got: 0,
-                };
+                self.st.start_receiving(idx, from, tag, len);
                 self.st.ctrl[from].push_back(Ctrl::Put {
                     sreq,
                     rreq: id,
@@ -1291,24 +1286,7 @@ impl Core {
                         })
                     }
                 }
-                let Op::Recv(RecvOp {
-                    phase: RecvPhase::Receiving { got, .. },
-                    ..
-                }) = &mut self.st.slots[idx].op
-                else {
-                    unreachable!()
-                };
-                *got += head;
-                if *got == len {
-                    self.st.complete(
-                        idx,
-                        Status {
-                            source: from,
-                            tag,
-                            len,
-                        },
-                    );
-                }
+                self.st.add_received(idx, from, head, "single copy")?;
                 continue;
             }
             if want_single {
@@ -1338,15 +1316,7 @@ impl Core {
                     }
                 }
             }
-            let Op::Recv(r) = &mut self.st.slots[idx].op else {
-                unreachable!()
-            };
-            r.phase = RecvPhase::Receiving {
-                from,
-                tag,
-                len,
-                got: 0,
-            };
+            self.st.start_receiving(idx, from, tag, len);
             self.st.ctrl[from].push_back(Ctrl::Cts {
                 sreq,
                 rreq: id,

@@ -16,17 +16,15 @@ pub enum CmaRead {
     Refused(Errno),
 }
 
-/// Reads `local.len()` bytes at `remote` in process `pid`, looping over partial transfers.
-pub fn read(pid: i32, remote: u64, local: &mut [u8]) -> Result<CmaRead, Errno> {
+/// Runs `step(done)` (one system call moving bytes from offset `done`, returning how many)
+/// until `len` bytes have moved, sorting its errors into refusals and failures.
+fn transfer(
+    len: usize,
+    mut step: impl FnMut(usize) -> nix::Result<usize>,
+) -> Result<CmaRead, Errno> {
     let mut done = 0usize;
-    while done < local.len() {
-        let rest = &mut local[done..];
-        let remote_iov = [RemoteIoVec {
-            base: (remote as usize) + done,
-            len: rest.len(),
-        }];
-        let mut local_iov = [IoSliceMut::new(rest)];
-        match process_vm_readv(Pid::from_raw(pid), &mut local_iov, &remote_iov) {
+    while done < len {
+        match step(done) {
             Ok(0) => return Err(Errno::EFAULT),
             Ok(n) => done += n,
             Err(e @ (Errno::EPERM | Errno::ENOSYS | Errno::EACCES)) => {
@@ -39,27 +37,36 @@ pub fn read(pid: i32, remote: u64, local: &mut [u8]) -> Result<CmaRead, Errno> {
     Ok(CmaRead::Done)
 }
 
+fn remote_at(remote: u64, done: usize, len: usize) -> [RemoteIoVec; 1] {
+    [RemoteIoVec {
+        base: remote as usize + done,
+        len,
+    }]
+}
+
+/// Reads `local.len()` bytes at `remote` in process `pid`, looping over partial transfers.
+pub fn read(pid: i32, remote: u64, local: &mut [u8]) -> Result<CmaRead, Errno> {
+    transfer(local.len(), |done| {
+        let rest = &mut local[done..];
+        let remote_iov = remote_at(remote, done, rest.len());
+        process_vm_readv(
+            Pid::from_raw(pid),
+            &mut [IoSliceMut::new(rest)],
+            &remote_iov,
+        )
+    })
+}
+
 /// Writes `local` to `remote` in process `pid`, looping over partial transfers.
 pub fn write(pid: i32, remote: u64, local: &[u8]) -> Result<CmaRead, Errno> {
-    let mut done = 0usize;
-    while done < local.len() {
+    transfer(local.len(), |done| {
         let rest = &local[done..];
-        let remote_iov = [RemoteIoVec {
-            base: (remote as usize) + done,
-            len: rest.len(),
-        }];
-        let local_iov = [IoSlice::new(rest)];
-        match process_vm_writev(Pid::from_raw(pid), &local_iov, &remote_iov) {
-            Ok(0) => return Err(Errno::EFAULT),
-            Ok(n) => done += n,
-            Err(e @ (Errno::EPERM | Errno::ENOSYS | Errno::EACCES)) => {
-                return Ok(CmaRead::Refused(e))
-            }
-            Err(Errno::EINTR) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(CmaRead::Done)
+        process_vm_writev(
+            Pid::from_raw(pid),
+            &[IoSlice::new(rest)],
+            &remote_at(remote, done, rest.len()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -266,6 +266,32 @@ impl ShmWire {
     }
 }
 
+impl ShmWire {
+    /// A CMA call's result as the engine sees it; a vanished peer or a bad address is an error
+    /// naming the peer.
+    fn single_copy_outcome(
+        &self,
+        peer: usize,
+        r: std::result::Result<cma::CmaRead, nix::errno::Errno>,
+        what: &str,
+        len: usize,
+    ) -> Result<GetOutcome> {
+        match r {
+            Ok(cma::CmaRead::Done) => Ok(GetOutcome::Done),
+            Ok(cma::CmaRead::Refused(_)) => Ok(GetOutcome::Refused),
+            Err(nix::errno::Errno::ESRCH) => Err(TransportError::PeerGone {
+                peer: self.peer_name(peer),
+                why: "process no longer exists".into(),
+                stage: String::new(),
+            }),
+            Err(e) => Err(TransportError::Protocol {
+                peer: self.peer_name(peer),
+                what: format!("single-copy {what} of {len} bytes failed: {e}"),
+            }),
+        }
+    }
+}
+
 impl Wire for ShmWire {
     fn name(&self) -> &str {
         "shm"
@@ -339,41 +365,22 @@ impl Wire for ShmWire {
     }
 
     fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome> {
-        match cma::read(self.peers[peer].pid, remote_addr, local) {
-            Ok(cma::CmaRead::Done) => {
-                self.cma = CmaState::Worked;
-                Ok(GetOutcome::Done)
-            }
-            Ok(cma::CmaRead::Refused(e)) => {
-                self.cma = CmaState::Refused(e.desc().to_string());
-                Ok(GetOutcome::Refused)
-            }
-            Err(nix::errno::Errno::ESRCH) => Err(TransportError::PeerGone {
-                peer: self.peer_name(peer),
-                why: "process no longer exists".into(),
-                stage: String::new(),
+        let len = local.len();
+        let r = cma::read(self.peers[peer].pid, remote_addr, local);
+        let out = self.single_copy_outcome(peer, r, "read", len)?;
+        self.cma = match out {
+            GetOutcome::Done => CmaState::Worked,
+            GetOutcome::Refused => CmaState::Refused(match r {
+                Ok(cma::CmaRead::Refused(e)) => e.desc().to_string(),
+                _ => String::new(),
             }),
-            Err(e) => Err(TransportError::Protocol {
-                peer: self.peer_name(peer),
-                what: format!("single-copy read of {} bytes failed: {e}", local.len()),
-            }),
-        }
+        };
+        Ok(out)
     }
 
     fn put(&mut self, peer: usize, remote_addr: u64, local: &[u8]) -> Result<GetOutcome> {
-        match cma::write(self.peers[peer].pid, remote_addr, local) {
-            Ok(cma::CmaRead::Done) => Ok(GetOutcome::Done),
-            Ok(cma::CmaRead::Refused(_)) => Ok(GetOutcome::Refused),
-            Err(nix::errno::Errno::ESRCH) => Err(TransportError::PeerGone {
-                peer: self.peer_name(peer),
-                why: "process no longer exists".into(),
-                stage: String::new(),
-            }),
-            Err(e) => Err(TransportError::Protocol {
-                peer: self.peer_name(peer),
-                what: format!("single-copy write of {} bytes failed: {e}", local.len()),
-            }),
-        }
+        let r = cma::write(self.peers[peer].pid, remote_addr, local);
+        self.single_copy_outcome(peer, r, "write", local.len())
     }
 
     fn preferred_protocol(&self, peer: usize, len: u64) -> Protocol {
