@@ -232,10 +232,7 @@ fn tunables_line(fp: &FabricPlan) -> String {
         .settings
         .iter()
         .filter(|(name, v, _)| {
-            // Placement and single copy mean nothing to an emulated fabric.
-            let irrelevant = *name == "timeout"
-                || (fp.def.kind == FabricKind::Emulated
-                    && matches!(*name, "bind" | "single_copy" | "single_copy_share"));
+            let irrelevant = *name == "timeout" || fp.def.ignores.contains(name);
             // MPI runs its own protocols: only the MPI variables that are set matter.
             let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
                 && !irrelevant

@@ -48,8 +48,14 @@ pub struct FabricDef {
     pub defaults: &'static [(&'static str, &'static str)],
     /// Engine tunables whose role a fabric tunable takes: (engine name, fabric name).
     pub replaces: &'static [(&'static str, &'static str)],
+    /// Shared tunables that mean nothing on this fabric (left out of its comment line).
+    pub ignores: &'static [&'static str],
     pub connect: fn(&FabricContext) -> Result<Box<dyn Transport>>,
 }
+
+/// What an emulated fabric ignores: its ranks are threads in virtual time (no placement) and
+/// its wires have no single copy.
+pub const EMULATED_IGNORES: &[&str] = &["bind", "single_copy", "single_copy_share"];
 
 /// Tunables of the engine, shared by every native and emulated fabric.
 pub const ENGINE_TUNABLES: &[Def] = &[

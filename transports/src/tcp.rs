@@ -672,6 +672,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     // about 20 % in osu_bw at 1 MiB on loopback (interleaved runs).
     defaults: &[("eager_limit", "64K"), ("frag_size", "512K")],
     replaces: &[],
+    ignores: &["single_copy", "single_copy_share"],
     connect,
 };
 

@@ -230,5 +230,6 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
         ("eager_limit", "bxi.rendezvous"),
         ("frag_size", "bxi.rndv_fragment_size"),
     ],
+    ignores: crate::fabric::EMULATED_IGNORES,
     connect,
 };

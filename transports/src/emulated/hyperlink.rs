@@ -402,5 +402,6 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
         ("rndv_schedule", "fifo"),
     ],
     replaces: &[],
+    ignores: crate::fabric::EMULATED_IGNORES,
     connect,
 };

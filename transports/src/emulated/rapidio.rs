@@ -299,5 +299,6 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     tunables,
     defaults: &[],
     replaces: &[],
+    ignores: crate::fabric::EMULATED_IGNORES,
     connect,
 };

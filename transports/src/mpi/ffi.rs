@@ -460,58 +460,6 @@ impl Transport for MpiTransport {
         Ok(Self::status(unsafe { &st.assume_init() }))
     }
 
-    unsafe fn isend_many(
-        &self,
-        buf: *const u8,
-        len: usize,
-        count: usize,
-        dst: usize,
-        tag: Tag,
-        out: &mut Vec<ReqId>,
-    ) -> Result<()> {
-        for _ in 0..count {
-            let mut r = MaybeUninit::<m::MPI_Request>::uninit();
-            let code = m::MPI_Isend(
-                buf as *const c_void,
-                len as c_int,
-                m::RSMPI_UINT8_T,
-                dst as c_int,
-                tag,
-                self.world.0,
-                r.as_mut_ptr(),
-            );
-            check(code, "MPI_Isend")?;
-            out.push(id_of(r.assume_init()));
-        }
-        Ok(())
-    }
-
-    unsafe fn irecv_many(
-        &self,
-        buf: *mut u8,
-        cap: usize,
-        count: usize,
-        src: usize,
-        tag: Tag,
-        out: &mut Vec<ReqId>,
-    ) -> Result<()> {
-        for _ in 0..count {
-            let mut r = MaybeUninit::<m::MPI_Request>::uninit();
-            let code = m::MPI_Irecv(
-                buf as *mut c_void,
-                cap as c_int,
-                m::RSMPI_UINT8_T,
-                src as c_int,
-                tag,
-                self.world.0,
-                r.as_mut_ptr(),
-            );
-            check(code, "MPI_Irecv")?;
-            out.push(id_of(r.assume_init()));
-        }
-        Ok(())
-    }
-
     fn waitall(&self, reqs: &mut [ReqId], statuses: Option<&mut [Status]>) -> Result<()> {
         // Ids that came back at once have no MPI request: make them null handles.
         // SAFETY: reading a predefined handle.

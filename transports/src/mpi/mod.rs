@@ -494,6 +494,7 @@ pub const FABRIC: FabricDef = FabricDef {
     tunables,
     defaults: &[],
     replaces: &[],
+    ignores: &[],
     connect,
 };
 

@@ -50,6 +50,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     tunables: shm_tunables,
     defaults: &[],
     replaces: &[],
+    ignores: &[],
     connect: crate::fabric::connect_shm,
 };
 
