@@ -174,24 +174,38 @@ fn stalled(l: &Link<'_>, what: &str) -> TransportError {
     ))
 }
 
+/// Spins until `step` yields, failing with `what` rank 0 or 1 did not do once `timeout` has
+/// passed. The clock is read every 1024 spins only: some of these waits are being timed.
+fn spin_until<T>(
+    l: &mut Link<'_>,
+    what: &str,
+    mut step: impl FnMut(&mut Link<'_>) -> Option<T>,
+) -> Result<T> {
+    let deadline = Instant::now() + l.timeout;
+    let mut spins = 0u32;
+    loop {
+        if let Some(v) = step(l) {
+            return Ok(v);
+        }
+        spins = spins.wrapping_add(1);
+        if spins.is_multiple_of(1024) && Instant::now() > deadline {
+            return Err(stalled(l, what));
+        }
+        std::hint::spin_loop();
+    }
+}
+
 /// Rank 0: publishes its buffer and streams the requested sizes until told to stop.
 fn serve(l: &mut Link<'_>) -> Result<()> {
     let max = *SIZES.last().unwrap_or(&0) as usize;
     let src = vec![0x5au8; max];
     l.boot.put(KEY_SRC, &(src.as_ptr() as u64).to_string())?;
-    let deadline = Instant::now() + l.timeout;
     loop {
-        let req = loop {
-            if let Some(f) = l.rx.peek() {
-                let req = Request::decode(f);
-                l.rx.release();
-                break req;
-            }
-            if Instant::now() > deadline {
-                return Err(stalled(l, "ask for the next trial"));
-            }
-            std::hint::spin_loop();
-        };
+        let req = spin_until(l, "ask for the next trial", |l| {
+            let req = Request::decode(l.rx.peek()?);
+            l.rx.release();
+            Some(req)
+        })?;
         let want = (req.size as usize).min(max);
         if want == 0 {
             return Ok(());
@@ -202,24 +216,18 @@ fn serve(l: &mut Link<'_>) -> Result<()> {
             let from = &src[want - tail..want];
             // Rank 1 learns whether the write worked; it decides what a refusal means.
             let wrote = matches!(cma::write(l.peer_pid, req.dst, from), Ok(CmaRead::Done));
-            while !l.tx.try_push(&[wrote as u8], &[]) {
-                if Instant::now() > deadline {
-                    return Err(stalled(l, "drain the ring"));
-                }
-                std::hint::spin_loop();
-            }
+            spin_until(l, "drain the ring", |l| {
+                l.tx.try_push(&[wrote as u8], &[]).then_some(())
+            })?;
             continue;
         }
         let mut sent = 0;
         while sent < want {
             let end = (sent + l.chunk).min(want);
-            if l.tx.try_push(&[], &src[sent..end]) {
-                sent = end;
-            } else if Instant::now() > deadline {
-                return Err(stalled(l, "drain the ring"));
-            } else {
-                std::hint::spin_loop();
-            }
+            spin_until(l, "drain the ring", |l| {
+                l.tx.try_push(&[], &src[sent..end]).then_some(())
+            })?;
+            sent = end;
         }
     }
 }
@@ -332,29 +340,17 @@ impl Request {
 
 /// Waits for rank 0's note on its share: whether the write worked.
 fn await_write(l: &mut Link<'_>) -> Result<bool> {
-    let deadline = Instant::now() + l.timeout;
-    loop {
-        if let Some(f) = l.rx.peek() {
-            let wrote = f.first() == Some(&1);
-            l.rx.release();
-            return Ok(wrote);
-        }
-        if Instant::now() > deadline {
-            return Err(stalled(l, "write its share"));
-        }
-        std::hint::spin_loop();
-    }
+    spin_until(l, "write its share", |l| {
+        let wrote = l.rx.peek()?.first() == Some(&1);
+        l.rx.release();
+        Some(wrote)
+    })
 }
 
 fn push_request(l: &mut Link<'_>, req: Request) -> Result<()> {
-    let deadline = Instant::now() + l.timeout;
-    while !l.tx.try_push(&req.encode(), &[]) {
-        if Instant::now() > deadline {
-            return Err(stalled(l, "take a probe request"));
-        }
-        std::hint::spin_loop();
-    }
-    Ok(())
+    spin_until(l, "take a probe request", |l| {
+        l.tx.try_push(&req.encode(), &[]).then_some(())
+    })
 }
 
 /// Asks for `dst.len()` bytes through the ring and copies them out as the engine does.
@@ -367,19 +363,15 @@ fn copy_trial(l: &mut Link<'_>, clock: &RealClock, dst: &mut [u8]) -> Result<u64
             ..Request::default()
         },
     )?;
-    let deadline = Instant::now() + l.timeout;
     let mut got = 0;
     while got < dst.len() {
-        if let Some(f) = l.rx.peek() {
+        got += spin_until(l, "stream the probe bytes", |l| {
+            let f = l.rx.peek()?;
             let n = f.len().min(dst.len() - got);
             dst[got..got + n].copy_from_slice(&f[..n]);
-            got += n;
             l.rx.release();
-        } else if Instant::now() > deadline {
-            return Err(stalled(l, "stream the probe bytes"));
-        } else {
-            std::hint::spin_loop();
-        }
+            Some(n)
+        })?;
     }
     Ok(clock.now() - t0)
 }
