@@ -18,6 +18,42 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A job on the tcp fabric whose ranks meet through a tcp bootstrap on a free local port and
+/// write results under a scratch directory.
+struct TcpJob {
+    port: u16,
+    out: std::path::PathBuf,
+    args: Vec<String>,
+}
+
+impl TcpJob {
+    /// `fabbench run SUITE_ARGS --fabric tcp --bootstrap tcp://127.0.0.1:PORT --out DIR EXTRA`
+    fn new(name: &str, suite_args: &[&str], extra: &[&str]) -> TcpJob {
+        let port = free_port();
+        let out = scratch(name);
+        let mut args: Vec<String> = vec!["run".into()];
+        args.extend(suite_args.iter().map(|a| a.to_string()));
+        for a in [
+            "--fabric",
+            "tcp",
+            "--bootstrap",
+            &format!("tcp://127.0.0.1:{port}"),
+            "--out",
+            out.to_str().unwrap(),
+        ] {
+            args.push(a.to_string());
+        }
+        args.extend(extra.iter().map(|a| a.to_string()));
+        TcpJob { port, out, args }
+    }
+
+    /// Starts rank `rank` of 2 in the fake Slurm job `job`.
+    fn rank(&self, rank: usize, job: &str) -> Child {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        slurm_rank(rank, 2, job, &args)
+    }
+}
+
 /// Starts `fabbench ARGS` as rank `rank` of `size` in a fake Slurm job.
 fn slurm_rank(rank: usize, size: usize, job: &str, args: &[&str]) -> Child {
     Command::new(bin())
@@ -88,30 +124,24 @@ fn the_osu_trio_validates_over_tcp_on_loopback() {
 #[test]
 fn ranks_started_by_slurm_meet_through_a_tcp_bootstrap() {
     let _g = serial();
-    let port = free_port();
-    let boot = format!("tcp://127.0.0.1:{port}");
-    let out = scratch("slurm-tcp");
-    let out_s = out.to_str().unwrap().to_string();
-    let args = [
-        "run",
-        "osu_latency",
-        "osu_bw",
-        "--fabric",
-        "tcp",
-        "-m",
-        "1:64K",
-        "-i",
-        "5",
-        "-x",
-        "1",
-        "-c",
-        "--bootstrap",
-        &boot,
-        "--out",
-        &out_s,
-    ];
-    let r0 = slurm_rank(0, 2, "4242", &args);
-    let r1 = slurm_rank(1, 2, "4242", &args);
+    let job = TcpJob::new(
+        "slurm-tcp",
+        &[
+            "osu_latency",
+            "osu_bw",
+            "-m",
+            "1:64K",
+            "-i",
+            "5",
+            "-x",
+            "1",
+            "-c",
+        ],
+        &[],
+    );
+    let out = job.out.clone();
+    let r0 = job.rank(0, "4242");
+    let r1 = job.rank(1, "4242");
     let (c1, o1, e1) = finish(r1, Duration::from_secs(60));
     let (c0, o0, e0) = finish(r0, Duration::from_secs(60));
     assert_eq!((c0, c1), (0, 0), "rank 0: {e0}\nrank 1: {e1}");
@@ -251,28 +281,14 @@ fn a_peer_killed_mid_transfer_is_named() {
     );
 
     // Under a (fake) external launcher: rank 0 must notice on its own and name the peer.
-    let port = free_port();
-    let boot = format!("tcp://127.0.0.1:{port}");
-    let out = scratch("tcp-kill-ext");
-    let out_s = out.to_str().unwrap().to_string();
-    let args = [
-        "run",
-        "osu_bw",
-        "--fabric",
-        "tcp",
-        "-m",
-        "1M:1M",
-        "-i",
-        "100000",
-        "--bootstrap",
-        &boot,
-        "--out",
-        &out_s,
-        "--set",
-        "timeout=5s",
-    ];
-    let r0 = slurm_rank(0, 2, "7", &args);
-    let mut r1 = slurm_rank(1, 2, "7", &args);
+    let job = TcpJob::new(
+        "tcp-kill-ext",
+        &["osu_bw", "-m", "1M:1M", "-i", "100000"],
+        &["--set", "timeout=5s"],
+    );
+    let out = job.out.clone();
+    let r0 = job.rank(0, "7");
+    let mut r1 = job.rank(1, "7");
     std::thread::sleep(Duration::from_millis(1500));
     r1.kill().unwrap();
     let _ = r1.wait();
@@ -296,24 +312,9 @@ fn a_peer_killed_mid_transfer_is_named() {
 #[test]
 fn a_rank_that_never_shows_up_is_named_within_the_timeout() {
     let _g = serial();
-    let port = free_port();
-    let boot = format!("tcp://127.0.0.1:{port}");
-    let out = scratch("tcp-missing");
-    let out_s = out.to_str().unwrap().to_string();
-    let args = [
-        "run",
-        "osu_latency",
-        "--fabric",
-        "tcp",
-        "--bootstrap",
-        &boot,
-        "--out",
-        &out_s,
-        "--set",
-        "timeout=2s",
-    ];
+    let job = TcpJob::new("tcp-missing", &["osu_latency"], &["--set", "timeout=2s"]);
     let start = Instant::now();
-    let (c0, _, e0) = finish(slurm_rank(0, 2, "8", &args), Duration::from_secs(30));
+    let (c0, _, e0) = finish(job.rank(0, "8"), Duration::from_secs(30));
     assert_eq!(c0, 1, "{e0}");
     assert!(start.elapsed() < Duration::from_secs(15));
     assert!(e0.contains("rank 1"), "{e0}");
@@ -322,22 +323,10 @@ fn a_rank_that_never_shows_up_is_named_within_the_timeout() {
 #[test]
 fn a_bootstrap_server_that_is_not_there_is_named() {
     let _g = serial();
-    let port = free_port();
-    let boot = format!("tcp://127.0.0.1:{port}");
-    let out = scratch("tcp-noboot");
-    let out_s = out.to_str().unwrap().to_string();
-    let args = [
-        "run",
-        "osu_latency",
-        "--fabric",
-        "tcp",
-        "--bootstrap",
-        &boot,
-        "--out",
-        &out_s,
-    ];
+    let job = TcpJob::new("tcp-noboot", &["osu_latency"], &[]);
+    let port = job.port;
     let start = Instant::now();
-    let (c1, _, e1) = finish(slurm_rank(1, 2, "9", &args), Duration::from_secs(30));
+    let (c1, _, e1) = finish(job.rank(1, "9"), Duration::from_secs(30));
     assert_eq!(c1, 1, "{e1}");
     assert!(start.elapsed() < Duration::from_secs(20));
     assert!(
