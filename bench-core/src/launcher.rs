@@ -85,7 +85,6 @@ impl Job {
         job_id: &str,
     ) -> Result<Job, LaunchError> {
         let cpus = crate::machine::allowed_cpus();
-        let launcher_pid = std::process::id() as i32;
         let mut job = Job {
             server,
             launcher: None,
@@ -107,24 +106,8 @@ impl Job {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             let cpu = (placement.bind_to_core && !cpus.is_empty()).then(|| cpus[rank % cpus.len()]);
-            // SAFETY: the closure runs between fork and exec and only makes raw system calls.
-            unsafe {
-                c.pre_exec(move || {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    // The launcher may have died before prctl took effect.
-                    if libc::getppid() != launcher_pid {
-                        libc::_exit(1);
-                    }
-                    if let Some(cpu) = cpu {
-                        let mut set: libc::cpu_set_t = std::mem::zeroed();
-                        libc::CPU_SET(cpu, &mut set);
-                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-                    }
-                    Ok(())
-                });
-            }
+            // A rank must not outlive the launcher: a killed frontend takes its ranks along.
+            tie_to_parent(&mut c, libc::SIGKILL, cpu);
             match c.spawn() {
                 Ok(mut child) => {
                     let out = child.stdout.take().expect("piped");
@@ -155,7 +138,6 @@ impl Job {
         token: &str,
         job_id: &str,
     ) -> Result<Job, LaunchError> {
-        let launcher_pid = std::process::id() as i32;
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .env(env::SIZE, ranks.to_string())
@@ -166,18 +148,8 @@ impl Job {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // SAFETY: raw system calls only, between fork and exec.
-        unsafe {
-            c.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != launcher_pid {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        // mpirun gets SIGTERM, so it can stop the ranks it started.
+        tie_to_parent(&mut c, libc::SIGTERM, None);
         let program = cmd.program.display().to_string();
         let mut child = c.spawn().map_err(|e| LaunchError::Spawn {
             rank: 0,
@@ -356,6 +328,30 @@ fn forward_as(who: String, stream: impl Read + Send + 'static) -> JoinHandle<()>
             let _ = err.write_all(b"\n");
         }
     })
+}
+
+/// Makes the child get `signal` when this process dies (checking it did not die already),
+/// and pins it to `cpu` if given: raw system calls between fork and exec.
+fn tie_to_parent(c: &mut Command, signal: libc::c_int, cpu: Option<usize>) {
+    let parent = std::process::id() as i32;
+    // SAFETY: the closure runs between fork and exec and only makes raw system calls.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            if let Some(cpu) = cpu {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            Ok(())
+        });
+    }
 }
 
 #[cfg(test)]
