@@ -98,13 +98,22 @@ unsafe impl Send for Ptr {}
 enum SendPhase {
     /// The first frame (EAGER or RTS) is waiting for room on the wire.
     Queued,
-    /// RTS sent; the receiver answers CTS (copy) or FIN (it read the buffer in place).
+    /// RTS sent; the receiver answers CTS (copy), FIN (it read the buffer in place) or PUT
+    /// (a shared single copy).
     WaitCts,
     Streaming {
         rreq: u64,
         raddr: u64,
         offset: usize,
+        /// The receiver is still reading the head of a shared single copy whose tail is
+        /// streamed (the put was refused): the send ends at the later of its FIN and the
+        /// last fragment.
+        head_pending: bool,
     },
+    /// A shared single copy: the receiver reads the head in place while this side writes the
+    /// tail. The send completes only when both are done: until the receiver's FIN it may still
+    /// be reading this buffer, which the caller is free to change once the send completes.
+    Sharing { tail_written: bool, head_read: bool },
 }
 
 #[derive(Debug)]
@@ -416,9 +425,15 @@ impl Waiter {
             return Ok(());
         }
         let pending = what(&core.st);
-        core.wire
-            .check_peers(pending.rank)
-            .map_err(|e| with_stage(e, &core.st.stage))?;
+        if let Err(e) = core.wire.check_peers(pending.rank) {
+            // A peer may send its last frames and exit between our last poll and this check
+            // (it leaves the final barrier first): take what it left before calling it gone.
+            if core.progress()? {
+                self.active();
+                return Ok(());
+            }
+            return Err(with_stage(e, &core.st.stage));
+        }
         // The clock starts at the first check, so the fast path never reads it.
         let start = *self.since.get_or_insert_with(Instant::now);
         if start.elapsed() >= timeout {
@@ -729,6 +744,7 @@ impl State {
                             rreq: h.b,
                             raddr: h.c,
                             offset: 0,
+                            head_pending: false,
                         };
                         self.streams.push_back(idx as u32);
                         self.counters.rendezvous_copy_sends += 1;
@@ -762,12 +778,16 @@ impl State {
             }
             FrameType::Put => {
                 let idx = self.slot_of(h.a, peer, "PUT")?;
-                match &self.slots[idx].op {
+                match &mut self.slots[idx].op {
                     Op::Send(s)
                         if matches!(s.phase, SendPhase::WaitCts)
                             && s.dst == peer
                             && h.len as usize <= s.len =>
                     {
+                        s.phase = SendPhase::Sharing {
+                            tail_written: false,
+                            head_read: false,
+                        };
                         self.puts.push_back(PutJob {
                             idx: idx as u32,
                             rreq: h.b,
@@ -789,15 +809,36 @@ impl State {
             }
             FrameType::Fin => {
                 let idx = self.slot_of(h.a, peer, "FIN")?;
-                match &self.slots[idx].op {
-                    Op::Send(s) if matches!(s.phase, SendPhase::WaitCts) => {
-                        let st = Status {
-                            source: s.dst,
-                            tag: s.tag,
-                            len: s.len,
-                        };
+                let Op::Send(s) = &mut self.slots[idx].op else {
+                    return Err(TransportError::Protocol {
+                        peer: format!("rank {peer}"),
+                        what: "FIN for a request that is not a send".into(),
+                    });
+                };
+                let st = Status {
+                    source: s.dst,
+                    tag: s.tag,
+                    len: s.len,
+                };
+                match &mut s.phase {
+                    SendPhase::WaitCts => {
                         self.complete(idx, st);
                         self.counters.rendezvous_single_copy_sends += 1;
+                        Ok(())
+                    }
+                    // The receiver has read the head of a shared single copy.
+                    SendPhase::Sharing {
+                        tail_written: true, ..
+                    } => {
+                        self.complete(idx, st);
+                        Ok(())
+                    }
+                    SendPhase::Sharing { head_read, .. } => {
+                        *head_read = true;
+                        Ok(())
+                    }
+                    SendPhase::Streaming { head_pending, .. } if *head_pending => {
+                        *head_pending = false;
                         Ok(())
                     }
                     _ => Err(TransportError::Protocol {
@@ -1170,6 +1211,7 @@ impl Core {
                 rreq,
                 raddr,
                 offset,
+                head_pending,
             } = s.phase
             else {
                 unreachable!("streams hold streaming sends")
@@ -1204,7 +1246,13 @@ impl Core {
             let Op::Send(s) = &mut self.st.slots[idx].op else {
                 unreachable!()
             };
-            if last {
+            if last && head_pending {
+                s.phase = SendPhase::Sharing {
+                    tail_written: true,
+                    head_read: false,
+                };
+                self.st.streams.remove(i);
+            } else if last {
                 let st = Status {
                     source: s.dst,
                     tag: s.tag,
@@ -1217,6 +1265,7 @@ impl Core {
                     rreq,
                     raddr,
                     offset: offset + n,
+                    head_pending,
                 };
                 if round_robin {
                     i += 1;
@@ -1286,6 +1335,9 @@ impl Core {
                         })
                     }
                 }
+                // The sender may reuse its buffer only once the head is read, too.
+                self.st.ctrl[from].push_back(Ctrl::Fin { sreq });
+                self.st.ctrl_count += 1;
                 self.st.add_received(idx, from, head, "single copy")?;
                 continue;
             }
@@ -1342,33 +1394,42 @@ impl Core {
             let head = len - job.n;
             // SAFETY: isend's caller promised `len` readable bytes until completion.
             let tail = unsafe { std::slice::from_raw_parts(s.buf.0.add(head), job.n) };
-            match self.wire.put(peer, job.dst, tail)? {
+            let outcome = self.wire.put(peer, job.dst, tail)?;
+            let Op::Send(s) = &mut self.st.slots[idx].op else {
+                unreachable!()
+            };
+            let SendPhase::Sharing { head_read, .. } = s.phase else {
+                unreachable!("a PUT puts its send in the sharing phase")
+            };
+            match outcome {
                 GetOutcome::Done => {
                     self.st.ctrl[peer].push_back(Ctrl::PutFin {
                         rreq: job.rreq,
                         n: job.n as u64,
                     });
                     self.st.ctrl_count += 1;
-                    let Op::Send(s) = &self.st.slots[idx].op else {
-                        unreachable!()
-                    };
-                    let st = Status {
-                        source: s.dst,
-                        tag: s.tag,
-                        len: s.len,
-                    };
-                    self.st.complete(idx, st);
+                    if head_read {
+                        let st = Status {
+                            source: s.dst,
+                            tag: s.tag,
+                            len: s.len,
+                        };
+                        self.st.complete(idx, st);
+                    } else {
+                        s.phase = SendPhase::Sharing {
+                            tail_written: true,
+                            head_read: false,
+                        };
+                    }
                     self.st.counters.rendezvous_single_copy_sends += 1;
                     self.st.counters.shared_single_copy_sends += 1;
                 }
                 GetOutcome::Refused => {
-                    let Op::Send(s) = &mut self.st.slots[idx].op else {
-                        unreachable!()
-                    };
                     s.phase = SendPhase::Streaming {
                         rreq: job.rreq,
                         raddr: job.dst - head as u64,
                         offset: head,
+                        head_pending: !head_read,
                     };
                     self.st.streams.push_back(idx as u32);
                     self.st.counters.single_copy_fallbacks += 1;
@@ -1687,6 +1748,9 @@ fn describe_pending(st: &State, reqs: &[ReqId]) -> Pending {
                     SendPhase::Queued => "room on the wire for a send",
                     SendPhase::WaitCts => "the receiver to accept a rendezvous send",
                     SendPhase::Streaming { .. } => "room on the wire for rendezvous data",
+                    SendPhase::Sharing { .. } => {
+                        "the receiver to finish reading a shared single copy"
+                    }
                 };
                 return Pending {
                     rank: Some(s.dst),

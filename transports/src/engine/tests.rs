@@ -15,6 +15,24 @@ use crate::wire::WireCaps;
 struct Fabric {
     /// inbox[dst] = frames (src, bytes) in arrival order
     inbox: Vec<VecDeque<(usize, Vec<u8>)>>,
+    /// FIN frames are kept back in `held` (dst, src, bytes) while set
+    hold_fin: bool,
+    held: Vec<(usize, usize, Vec<u8>)>,
+    /// polls see nothing until the next liveness check: frames that land between a rank's last
+    /// poll and its check of whether the sender still lives
+    hidden_until_check: bool,
+    /// ranks whose processes have exited
+    gone: Vec<usize>,
+}
+
+impl Fabric {
+    /// Delivers the FIN frames kept back and stops keeping them.
+    fn release_fins(&mut self) {
+        self.hold_fin = false;
+        for (dst, src, bytes) in std::mem::take(&mut self.held) {
+            self.inbox[dst].push_back((src, bytes));
+        }
+    }
 }
 
 struct PipeWire {
@@ -34,6 +52,7 @@ struct PipeWire {
 fn fabric(size: usize) -> Arc<Mutex<Fabric>> {
     Arc::new(Mutex::new(Fabric {
         inbox: (0..size).map(|_| VecDeque::new()).collect(),
+        ..Fabric::default()
     }))
 }
 
@@ -77,8 +96,12 @@ impl Wire for PipeWire {
     fn peer_name(&self, peer: usize) -> String {
         format!("rank {peer}")
     }
-    fn try_send(&mut self, peer: usize, _k: FragKind, h: &[u8], p: &[u8]) -> Result<bool> {
+    fn try_send(&mut self, peer: usize, k: FragKind, h: &[u8], p: &[u8]) -> Result<bool> {
         let mut f = self.fabric.lock().unwrap();
+        if f.hold_fin && matches!(k, FragKind::Fin) {
+            f.held.push((peer, self.rank, h.to_vec()));
+            return Ok(true);
+        }
         let queued = f.inbox[peer]
             .iter()
             .filter(|(s, _)| *s == self.rank)
@@ -94,6 +117,9 @@ impl Wire for PipeWire {
     fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
         let frames: Vec<(usize, Vec<u8>)> = {
             let mut f = self.fabric.lock().unwrap();
+            if f.hidden_until_check {
+                return Ok(0);
+            }
             if self.swap_once && f.inbox[self.rank].len() >= 2 {
                 self.swap_once = false;
                 f.inbox[self.rank].swap(0, 1);
@@ -130,8 +156,17 @@ impl Wire for PipeWire {
         thread::yield_now();
         Ok(())
     }
-    fn check_peers(&mut self, _awaited: Option<usize>) -> Result<()> {
-        Ok(())
+    fn check_peers(&mut self, awaited: Option<usize>) -> Result<()> {
+        let mut f = self.fabric.lock().unwrap();
+        f.hidden_until_check = false;
+        match f.gone.iter().find(|&&r| awaited.is_none_or(|a| a == r)) {
+            Some(r) => Err(TransportError::PeerGone {
+                peer: format!("rank {r}"),
+                why: "process exited".into(),
+                stage: String::new(),
+            }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -148,7 +183,15 @@ fn cfg(eager_limit: usize) -> EngineConfig {
 }
 
 fn engines(size: usize, cfg: EngineConfig, tweak: impl Fn(&mut PipeWire)) -> Vec<Engine> {
-    let f = fabric(size);
+    engines_on(fabric(size), cfg, tweak)
+}
+
+fn engines_on(
+    f: Arc<Mutex<Fabric>>,
+    cfg: EngineConfig,
+    tweak: impl Fn(&mut PipeWire),
+) -> Vec<Engine> {
+    let size = f.lock().unwrap().inbox.len();
     (0..size)
         .map(|r| {
             let mut w = PipeWire::new(r, size, f.clone());
@@ -357,6 +400,74 @@ fn the_sender_writes_its_share_of_a_large_single_copy_once_one_has_worked() {
     assert_eq!(e[0].counters().rendezvous_copy_sends, 0);
 }
 
+/// The caller may overwrite a send's buffer as soon as the send completes, so a shared single
+/// copy's send must wait for the receiver's FIN (head read), not only for its own share.
+fn shared_send_waits_for_the_head(refuse_put: bool) {
+    let mut c = cfg(64);
+    c.single_copy = SingleCopy::On;
+    c.single_copy_share = 50;
+    let f = fabric(2);
+    let e = engines_on(f.clone(), c, |w| {
+        w.single_copy = true;
+        w.refuse_put = refuse_put;
+    });
+    let first = vec![pattern(SHARE_MIN, 1)];
+    assert_eq!(
+        exchange(&e, &first),
+        first,
+        "the first transfer proves single copy"
+    );
+
+    let msg = pattern(4 * SHARE_MIN, 2);
+    let mut buf = vec![0u8; msg.len()];
+    f.lock().unwrap().hold_fin = true;
+    let r = unsafe {
+        e[1].irecv(
+            buf.as_mut_ptr(),
+            buf.len(),
+            Some(0),
+            Some(0),
+            Context::PointToPoint,
+        )
+    }
+    .unwrap();
+    let s = isend(&e[0], &msg, 1, 0);
+    // RTS out; the receiver sends PUT, reads the head and sends FIN (held); the sender writes
+    // or streams the tail; the receiver completes.
+    let mut received = None;
+    for _ in 0..10_000 {
+        Transport::progress(&e[0]).unwrap();
+        Transport::progress(&e[1]).unwrap();
+        received = e[1].test(r).unwrap();
+        if received.is_some() {
+            break;
+        }
+    }
+    assert!(received.is_some(), "head and tail arrived");
+    assert_eq!(buf, msg);
+    Transport::progress(&e[0]).unwrap();
+    assert!(
+        e[0].test(s).unwrap().is_none(),
+        "the send completed before the receiver said it had read the head"
+    );
+    f.lock().unwrap().release_fins();
+    e[0].wait(s).unwrap();
+    let c = e[0].counters();
+    let shared = if refuse_put { 0 } else { 1 };
+    assert_eq!(c.shared_single_copy_sends, shared);
+    assert_eq!(c.single_copy_fallbacks, 1 - shared);
+}
+
+#[test]
+fn a_shared_send_completes_only_after_the_receiver_has_read_its_head() {
+    shared_send_waits_for_the_head(false);
+}
+
+#[test]
+fn a_streamed_share_completes_only_after_the_receiver_has_read_its_head() {
+    shared_send_waits_for_the_head(true);
+}
+
 #[test]
 fn a_refused_share_is_streamed_instead() {
     let mut c = cfg(64);
@@ -484,6 +595,29 @@ fn a_wait_that_never_completes_times_out_naming_peer_and_stage() {
     assert!(err.contains("stage: osu_latency size 8"), "{err}");
     // the engine stays failed
     assert!(e[1].progress().is_err());
+}
+
+/// A peer that sends its last message and exits (as the first rank out of the final barrier
+/// does) is not reported gone while that message is still to be read.
+#[test]
+fn a_message_left_by_a_peer_that_exited_is_still_received() {
+    let f = fabric(2);
+    let e = engines_on(f.clone(), cfg(64), |_| {});
+    let msg = pattern(40, 9);
+    send(&e[0], &msg, 1, 3);
+    {
+        let mut f = f.lock().unwrap();
+        f.gone.push(0);
+        f.hidden_until_check = true;
+    }
+    let (got, st) = recv(&e[1], 64, Some(0), Some(3));
+    assert_eq!((got, st.source), (msg, 0));
+    // Once nothing is left, waiting on the exited peer fails at once, naming it.
+    let mut buf = [0u8; 8];
+    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 8, Some(0), Some(3), Context::PointToPoint) }
+        .unwrap();
+    let err = e[1].wait(r).unwrap_err().to_string();
+    assert!(err.contains("rank 0") && err.contains("exited"), "{err}");
 }
 
 #[test]
