@@ -127,6 +127,17 @@ struct SendOp {
     phase: SendPhase,
 }
 
+impl SendOp {
+    /// What the send's request reports when it completes.
+    fn status(&self) -> Status {
+        Status {
+            source: self.dst,
+            tag: self.tag,
+            len: self.len,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum RecvPhase {
     Posted,
@@ -815,11 +826,7 @@ impl State {
                         what: "FIN for a request that is not a send".into(),
                     });
                 };
-                let st = Status {
-                    source: s.dst,
-                    tag: s.tag,
-                    len: s.len,
-                };
+                let st = s.status();
                 match &mut s.phase {
                     SendPhase::WaitCts => {
                         self.complete(idx, st);
@@ -1144,11 +1151,7 @@ impl Core {
             unreachable!()
         };
         if eager {
-            let st = Status {
-                source: s.dst,
-                tag: s.tag,
-                len: s.len,
-            };
+            let st = s.status();
             self.st.complete(idx, st);
         } else {
             s.phase = SendPhase::WaitCts;
@@ -1253,11 +1256,7 @@ impl Core {
                 };
                 self.st.streams.remove(i);
             } else if last {
-                let st = Status {
-                    source: s.dst,
-                    tag: s.tag,
-                    len: s.len,
-                };
+                let st = s.status();
                 self.st.complete(idx, st);
                 self.st.streams.remove(i);
             } else {
@@ -1409,11 +1408,7 @@ impl Core {
                     });
                     self.st.ctrl_count += 1;
                     if head_read {
-                        let st = Status {
-                            source: s.dst,
-                            tag: s.tag,
-                            len: s.len,
-                        };
+                        let st = s.status();
                         self.st.complete(idx, st);
                     } else {
                         s.phase = SendPhase::Sharing {

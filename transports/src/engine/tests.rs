@@ -210,6 +210,19 @@ fn isend(e: &Engine, buf: &[u8], dst: usize, tag: Tag) -> ReqId {
     unsafe { e.isend(buf.as_ptr(), buf.len(), dst, tag, Context::PointToPoint) }.unwrap()
 }
 
+fn irecv(e: &Engine, buf: &mut [u8], src: usize, tag: Tag) -> ReqId {
+    unsafe {
+        e.irecv(
+            buf.as_mut_ptr(),
+            buf.len(),
+            Some(src),
+            Some(tag),
+            Context::PointToPoint,
+        )
+    }
+    .unwrap()
+}
+
 fn recv(e: &Engine, cap: usize, src: Option<usize>, tag: Option<Tag>) -> (Vec<u8>, Status) {
     let mut buf = vec![0u8; cap];
     let r = unsafe { e.irecv(buf.as_mut_ptr(), cap, src, tag, Context::PointToPoint) }.unwrap();
@@ -421,16 +434,7 @@ fn shared_send_waits_for_the_head(refuse_put: bool) {
     let msg = pattern(4 * SHARE_MIN, 2);
     let mut buf = vec![0u8; msg.len()];
     f.lock().unwrap().hold_fin = true;
-    let r = unsafe {
-        e[1].irecv(
-            buf.as_mut_ptr(),
-            buf.len(),
-            Some(0),
-            Some(0),
-            Context::PointToPoint,
-        )
-    }
-    .unwrap();
+    let r = irecv(&e[1], &mut buf, 0, 0);
     let s = isend(&e[0], &msg, 1, 0);
     // RTS out; the receiver sends PUT, reads the head and sends FIN (held); the sender writes
     // or streams the tail; the receiver completes.
@@ -640,16 +644,7 @@ fn rx_thread_case(rx_thread: bool) -> Result<()> {
     let msg = pattern(50_000, 9);
     let mut buf = vec![0u8; 50_000];
     thread::scope(|s| {
-        let r = unsafe {
-            e[1].irecv(
-                buf.as_mut_ptr(),
-                buf.len(),
-                Some(0),
-                Some(0),
-                Context::PointToPoint,
-            )
-        }
-        .unwrap();
+        let r = irecv(&e[1], &mut buf, 0, 0);
         let h = s.spawn(|| {
             let r = isend(&e[0], &msg, 1, 0);
             e[0].wait(r)
