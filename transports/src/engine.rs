@@ -111,9 +111,10 @@ enum SendPhase {
         head_pending: bool,
     },
     /// A shared single copy: the receiver reads the head in place while this side writes the
-    /// tail. The send completes only when both are done: until the receiver's FIN it may still
-    /// be reading this buffer, which the caller is free to change once the send completes.
-    Sharing { tail_written: bool, head_read: bool },
+    /// tail. The send completes when both halves are done (`halves_left` reaches 0): until the
+    /// receiver's FIN it may still be reading this buffer, which the caller is free to change
+    /// once the send completes.
+    Sharing { halves_left: u8 },
 }
 
 #[derive(Debug)]
@@ -700,6 +701,21 @@ impl State {
         self.slots[idx].op = Op::Done(status);
     }
 
+    /// One half of shared send `idx` is done; the second completes it.
+    fn shared_half_done(&mut self, idx: usize) {
+        let Op::Send(s) = &mut self.slots[idx].op else {
+            unreachable!("only sends share")
+        };
+        let SendPhase::Sharing { halves_left } = &mut s.phase else {
+            unreachable!("only sharing sends have halves")
+        };
+        *halves_left -= 1;
+        if *halves_left == 0 {
+            let st = s.status();
+            self.complete(idx, st);
+        }
+    }
+
     fn stage_err_peer(&self, peer: usize) -> String {
         format!("rank {peer}")
     }
@@ -795,10 +811,7 @@ impl State {
                             && s.dst == peer
                             && h.len as usize <= s.len =>
                     {
-                        s.phase = SendPhase::Sharing {
-                            tail_written: false,
-                            head_read: false,
-                        };
+                        s.phase = SendPhase::Sharing { halves_left: 2 };
                         self.puts.push_back(PutJob {
                             idx: idx as u32,
                             rreq: h.b,
@@ -826,22 +839,16 @@ impl State {
                         what: "FIN for a request that is not a send".into(),
                     });
                 };
-                let st = s.status();
                 match &mut s.phase {
                     SendPhase::WaitCts => {
+                        let st = s.status();
                         self.complete(idx, st);
                         self.counters.rendezvous_single_copy_sends += 1;
                         Ok(())
                     }
                     // The receiver has read the head of a shared single copy.
-                    SendPhase::Sharing {
-                        tail_written: true, ..
-                    } => {
-                        self.complete(idx, st);
-                        Ok(())
-                    }
-                    SendPhase::Sharing { head_read, .. } => {
-                        *head_read = true;
+                    SendPhase::Sharing { .. } => {
+                        self.shared_half_done(idx);
                         Ok(())
                     }
                     SendPhase::Streaming { head_pending, .. } if *head_pending => {
@@ -1250,10 +1257,7 @@ impl Core {
                 unreachable!()
             };
             if last && head_pending {
-                s.phase = SendPhase::Sharing {
-                    tail_written: true,
-                    head_read: false,
-                };
+                s.phase = SendPhase::Sharing { halves_left: 1 };
                 self.st.streams.remove(i);
             } else if last {
                 let st = s.status();
@@ -1393,38 +1397,29 @@ impl Core {
             let head = len - job.n;
             // SAFETY: isend's caller promised `len` readable bytes until completion.
             let tail = unsafe { std::slice::from_raw_parts(s.buf.0.add(head), job.n) };
-            let outcome = self.wire.put(peer, job.dst, tail)?;
-            let Op::Send(s) = &mut self.st.slots[idx].op else {
-                unreachable!()
-            };
-            let SendPhase::Sharing { head_read, .. } = s.phase else {
-                unreachable!("a PUT puts its send in the sharing phase")
-            };
-            match outcome {
+            match self.wire.put(peer, job.dst, tail)? {
                 GetOutcome::Done => {
                     self.st.ctrl[peer].push_back(Ctrl::PutFin {
                         rreq: job.rreq,
                         n: job.n as u64,
                     });
                     self.st.ctrl_count += 1;
-                    if head_read {
-                        let st = s.status();
-                        self.st.complete(idx, st);
-                    } else {
-                        s.phase = SendPhase::Sharing {
-                            tail_written: true,
-                            head_read: false,
-                        };
-                    }
+                    self.st.shared_half_done(idx);
                     self.st.counters.rendezvous_single_copy_sends += 1;
                     self.st.counters.shared_single_copy_sends += 1;
                 }
                 GetOutcome::Refused => {
+                    let Op::Send(s) = &mut self.st.slots[idx].op else {
+                        unreachable!()
+                    };
+                    let SendPhase::Sharing { halves_left } = s.phase else {
+                        unreachable!("a PUT puts its send in the sharing phase")
+                    };
                     s.phase = SendPhase::Streaming {
                         rreq: job.rreq,
                         raddr: job.dst - head as u64,
                         offset: head,
-                        head_pending: !head_read,
+                        head_pending: halves_left == 2,
                     };
                     self.st.streams.push_back(idx as u32);
                     self.st.counters.single_copy_fallbacks += 1;
