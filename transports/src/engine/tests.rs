@@ -9,7 +9,7 @@ use std::time::Duration;
 use bench_core::clock::{Clock, RealClock};
 
 use super::*;
-use crate::wire::WireCaps;
+use crate::wire::{GetOutcome, Protocol, WireCaps};
 
 #[derive(Default)]
 struct Fabric {
