@@ -1,9 +1,12 @@
-//! The command line: subcommands and options, parsed by clap. Everything here is parsing;
-//! validation against the registries happens in `plan`, so every error is one line.
+//! The command line: subcommands and options, parsed by clap. The options of `run` that set a
+//! suite's parameters are not listed here: every registered suite declares its own, and
+//! [`command`] adds them, so a new suite brings its options without a change here. Everything
+//! here is parsing; validation happens in the runner's plan, so every error is one line.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
+use suites::{OptionKind, SuiteArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,31 +88,126 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub model: Option<PathBuf>,
 
-    /// Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m
-    #[arg(short = 'm', long = "message-size", value_name = "[MIN:]MAX")]
-    pub message_size: Option<String>,
-
-    /// Timed iterations per size (default: OSU 7.4's rule for small and large messages)
-    #[arg(short = 'i', long = "iterations", value_name = "N")]
-    pub iterations: Option<u64>,
-
-    /// Warm-up iterations per size (default: OSU 7.4's rule)
-    #[arg(short = 'x', long = "warmup", value_name = "N")]
-    pub warmup: Option<u64>,
-
-    /// Window size for bw and bibw
-    #[arg(short = 'W', long = "window-size", value_name = "N")]
-    pub window: Option<u64>,
-
-    /// Check every received byte against a per-iteration pattern
-    #[arg(short = 'c', long = "validation")]
-    pub validation: bool,
-
-    /// Print tail latency percentile columns (P50, P90, P99), as OSU's -z
-    #[arg(short = 'z', long = "tail-lat")]
-    pub tail_lat: bool,
-
     /// Directory the run's results directory is created in
     #[arg(long, default_value = "fabbench-results", value_name = "DIR")]
     pub out: PathBuf,
+}
+
+/// Where suites' options are listed in `fabbench run --help`.
+const SUITE_HEADING: &str = "Suite options";
+
+/// The whole command line: the derived one, with every suite's options added to `run`.
+pub fn command() -> clap::Command {
+    Cli::command().mut_subcommand("run", |run| {
+        let mut run = run;
+        for o in suites::all_options() {
+            let takers: Vec<&str> = suites::SUITES
+                .iter()
+                .filter(|s| s.options().iter().any(|x| x.long == o.long))
+                .map(|s| s.name())
+                .collect();
+            let mut arg = Arg::new(o.long)
+                .long(o.long)
+                .help(format!("{} [{}]", o.help, takers.join(", ")))
+                .help_heading(SUITE_HEADING);
+            if let Some(c) = o.short {
+                arg = arg.short(c);
+            }
+            arg = match o.kind {
+                OptionKind::Flag => arg.action(ArgAction::SetTrue),
+                OptionKind::Count => arg
+                    .value_name(o.value_name)
+                    .value_parser(clap::value_parser!(u64)),
+                OptionKind::Text => arg.value_name(o.value_name),
+            };
+            run = run.arg(arg);
+        }
+        // The output directory reads best after the suite options, where it always stood.
+        run.mut_arg("out", |a| a.display_order(usize::MAX))
+    })
+}
+
+/// The suite options given on `run`'s command line, for the suite `name`; an option given
+/// that none of `names` takes is refused with the suites that do take it.
+pub fn suite_args(run: &ArgMatches, name: &str, names: &[String]) -> Result<SuiteArgs, String> {
+    let all = suites::all_options();
+    let given: Vec<&suites::OptionDef> = all
+        .iter()
+        .filter(|o| run.value_source(o.long) == Some(clap::parser::ValueSource::CommandLine))
+        .collect();
+    for o in &given {
+        let taken = names
+            .iter()
+            .any(|n| suites::find(n).is_some_and(|s| s.options().iter().any(|x| x.long == o.long)));
+        if !taken {
+            let takers: Vec<&str> = suites::SUITES
+                .iter()
+                .filter(|s| s.options().iter().any(|x| x.long == o.long))
+                .map(|s| s.name())
+                .collect();
+            return Err(format!(
+                "--{} is not an option of {}; it is one of {}",
+                o.long,
+                names.join(", "),
+                takers.join(", ")
+            ));
+        }
+    }
+    let mut args = SuiteArgs::new();
+    let Some(suite) = suites::find(name) else {
+        return Ok(args);
+    };
+    for o in given
+        .into_iter()
+        .filter(|o| suite.options().iter().any(|x| x.long == o.long))
+    {
+        match o.kind {
+            OptionKind::Flag => {
+                if run.get_flag(o.long) {
+                    args.flag_on(o.long);
+                }
+            }
+            OptionKind::Count => {
+                if let Some(v) = run.get_one::<u64>(o.long) {
+                    args.set(o.long, v.to_string());
+                }
+            }
+            OptionKind::Text => {
+                if let Some(v) = run.get_one::<String>(o.long) {
+                    args.set(o.long, v.clone());
+                }
+            }
+        }
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn suite_options_reach_the_suites_that_take_them() {
+        let m = command()
+            .try_get_matches_from([
+                "fabbench", "run", "osu_bw", "-m", "4K:1M", "-i", "20", "-c", "--out", "x",
+            ])
+            .unwrap();
+        let run = m.subcommand_matches("run").unwrap();
+        let names = vec!["osu_bw".to_string()];
+        let a = suite_args(run, "osu_bw", &names).unwrap();
+        assert_eq!(a.get("message-size"), Some("4K:1M"));
+        assert_eq!(a.get("iterations"), Some("20"));
+        assert!(a.flag("validation") && !a.flag("tail-lat"));
+        let e = command()
+            .try_get_matches_from(["fabbench", "run", "osu_bw", "-i", "abc"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid value 'abc'"), "{e}");
+    }
 }

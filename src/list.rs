@@ -1,6 +1,7 @@
 //! `fabbench list`: fabrics (and whether each can run here), suites, tunables.
 
-use transports::fabric::{self, Availability};
+use transports::fabric::Availability;
+use transports::registry;
 
 use crate::cli::ListArgs;
 
@@ -12,12 +13,12 @@ pub fn run(args: ListArgs) -> i32 {
         "all" | "fabrics" | "suites" | "tunables" => {}
         other => {
             eprintln!("error: unknown list '{other}'; use fabrics, suites or tunables");
-            return crate::frontend::EXIT_USAGE;
+            return crate::exit::USAGE;
         }
     }
     if all || what == "fabrics" {
         out.push_str("FABRICS\n");
-        for f in fabric::FABRICS {
+        for f in registry::FABRICS {
             let (state, why) = match (f.availability)() {
                 Availability::Usable => ("usable".to_string(), String::new()),
                 Availability::Unusable(w) => ("unusable".to_string(), format!(" ({w})")),
@@ -52,7 +53,7 @@ pub fn run(args: ListArgs) -> i32 {
             "  {:<22} {:<8} {:<22} {}\n",
             "NAME", "DEFAULT", "RANGE", "MEANING"
         ));
-        let registry = fabric::registry(&[]);
+        let registry = registry::registry(&[]);
         for d in registry.defs() {
             out.push_str(&format!(
                 "  {:<22} {:<8} {:<22} {}\n",
@@ -64,5 +65,5 @@ pub fn run(args: ListArgs) -> i32 {
         }
     }
     print!("{out}");
-    crate::frontend::EXIT_OK
+    crate::exit::OK
 }

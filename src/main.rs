@@ -1,20 +1,19 @@
 //! fabbench: benchmark and characterise HPC interconnects.
 //!
-//! This binary only parses the command line and wires the crates together: `run` plans and
-//! launches jobs (frontend), `__rank` is one rank of a job, `list` prints the registries.
+//! This binary only parses the command line and maps what the library crates return to output
+//! and exit codes: `run` hands a plan to the runner, `__rank` is one rank of a job the runner
+//! started, `list` prints the registries.
 
 mod cli;
-mod events;
-mod frontend;
+mod exit;
 mod list;
-mod plan;
-mod rank;
+mod run;
 mod signals;
 
 use std::io::IsTerminal;
 
 use clap::error::ErrorKind;
-use clap::Parser;
+use clap::FromArgMatches;
 
 use cli::{Cli, Command};
 
@@ -23,30 +22,42 @@ fn main() {
 }
 
 fn real_main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let matches = match cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return clap_error(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => {
-            return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                    frontend::EXIT_OK
-                }
-                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    let _ = e.print();
-                    frontend::EXIT_USAGE
-                }
-                _ => {
-                    eprintln!("{}", one_line(&e.to_string()));
-                    frontend::EXIT_USAGE
-                }
-            };
-        }
+        Err(e) => return clap_error(e),
     };
     init_logging(cli.verbose);
     match cli.command {
-        Command::Run(args) => frontend::run(*args),
+        Command::Run(args) => {
+            let run = matches
+                .subcommand_matches("run")
+                .expect("the run subcommand was parsed");
+            run::run(*args, run)
+        }
         Command::List(args) => list::run(args),
-        Command::Rank => rank::main(),
+        Command::Rank => exit::rank(runner::rank_process()),
+    }
+}
+
+/// clap's own exit for help and version; one line and status 2 for anything else.
+fn clap_error(e: clap::Error) -> i32 {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            exit::OK
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            exit::USAGE
+        }
+        _ => {
+            eprintln!("{}", one_line(&e.to_string()));
+            exit::USAGE
+        }
     }
 }
 

@@ -7,7 +7,6 @@
 pub mod bootstrap;
 pub mod clock;
 pub mod des;
-pub mod histogram;
 pub mod launcher;
 pub mod machine;
 pub mod measure;

@@ -1,68 +1,209 @@
-//! What a suite measures, before any reporting: one [`Point`] per message size, holding every
-//! raw timed sample, and how to turn samples into the metric the suite reports.
+//! What a suite measures, before any reporting: one [`Point`] per point key (a message size,
+//! or named parameters such as an application kernel's class), holding every raw timed sample,
+//! and the [`Metric`]s that say, as data, how samples become the figures a suite reports.
 //!
 //! Keeping raw samples (not only summaries) is what lets every later view — percentiles,
-//! histograms, bootstrapped comparisons — be computed from the same data.
+//! histograms, bootstrapped comparisons — be computed from the same data. Metrics are data
+//! rather than a closed list so that a new suite brings its own (Mop/s, seconds, messages per
+//! second) without a change here; what is closed is the arithmetic, because a sample is always
+//! a duration and a metric is either a duration or a rate.
+
+use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::stats::Summary;
 
-/// How a sample (nanoseconds of one timed iteration) becomes the reported metric.
+/// Which direction of a metric is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Smaller is better (latency, time).
+    Lower,
+    /// Larger is better (bandwidth, operations per second).
+    Higher,
+}
+
+/// How one raw sample (nanoseconds of one timed iteration) becomes a value of a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Metric {
-    /// Latency in microseconds = sample / `divisor` (2 for a round trip reported one way).
-    Latency { divisor: f64 },
-    /// Bandwidth in MB/s (10^6 bytes per second, OSU's unit) = `bytes_per_sample` / sample.
-    Bandwidth { bytes_per_sample: f64 },
+pub enum Derivation {
+    /// A duration: `ns / divisor / unit_ns` (one-way microseconds from a round trip: divisor
+    /// 2, unit_ns 1000). The headline over many samples is their mean.
+    Time { divisor: f64, unit_ns: f64 },
+    /// A rate: `amount / seconds / unit` (MB/s: amount = bytes moved per sample, unit = 10^6).
+    /// The headline is the total amount over the total time, as OSU computes bandwidth.
+    Rate { amount: f64, unit: f64 },
+}
+
+/// A reported quantity: its name, unit, which way is better, and how samples make it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// "latency", "bandwidth", "time", "mops"
+    pub name: String,
+    /// "us", "MB/s", "s", "Mop/s"
+    pub unit: String,
+    pub better: Better,
+    pub derive: Derivation,
 }
 
 impl Metric {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Metric::Latency { .. } => "latency",
-            Metric::Bandwidth { .. } => "bandwidth",
+    /// Latency in microseconds: each sample divided by `divisor` (2 for a round trip reported
+    /// one way).
+    pub fn latency_us(divisor: f64) -> Metric {
+        Metric {
+            name: "latency".into(),
+            unit: "us".into(),
+            better: Better::Lower,
+            derive: Derivation::Time {
+                divisor,
+                unit_ns: 1e3,
+            },
         }
     }
 
-    pub fn unit(&self) -> &'static str {
-        match self {
-            Metric::Latency { .. } => "us",
-            Metric::Bandwidth { .. } => "MB/s",
+    /// Bandwidth in MB/s (10^6 bytes per second, OSU's unit), `bytes_per_sample` bytes moved in
+    /// each timed iteration.
+    pub fn bandwidth_mbs(bytes_per_sample: f64) -> Metric {
+        Metric {
+            name: "bandwidth".into(),
+            unit: "MB/s".into(),
+            better: Better::Higher,
+            derive: Derivation::Rate {
+                amount: bytes_per_sample,
+                unit: 1e6,
+            },
         }
+    }
+
+    /// Whether the samples are durations reported as such (not rates).
+    pub fn is_time(&self) -> bool {
+        matches!(self.derive, Derivation::Time { .. })
     }
 
     /// The metric value of one sample.
     pub fn of_sample(&self, ns: u64) -> f64 {
-        match *self {
-            Metric::Latency { divisor } => ns as f64 / divisor / 1e3,
-            Metric::Bandwidth { bytes_per_sample } => {
+        match self.derive {
+            Derivation::Time { divisor, unit_ns } => ns as f64 / divisor / unit_ns,
+            Derivation::Rate { amount, unit } => {
                 if ns == 0 {
                     f64::INFINITY
                 } else {
-                    bytes_per_sample / ns as f64 * 1e3
+                    amount / ns as f64 * (1e9 / unit)
                 }
             }
         }
     }
+
+    /// The figure a suite prints for these samples: the mean of a duration, or the total
+    /// amount over the total time of a rate. NaN when there are no samples.
+    pub fn headline(&self, samples_ns: &[u64]) -> f64 {
+        let total: u128 = samples_ns.iter().map(|&s| s as u128).sum();
+        let n = samples_ns.len() as f64;
+        match self.derive {
+            Derivation::Time { divisor, unit_ns } => total as f64 / n / divisor / unit_ns,
+            Derivation::Rate { amount, unit } => amount * n / total.max(1) as f64 * (1e9 / unit),
+        }
+    }
+
+    /// A sample converted to nanoseconds of the quantity reported (a round trip halved), for
+    /// histograms of durations; rates keep the sample as measured.
+    pub fn sample_duration_ns(&self, ns: u64) -> f64 {
+        match self.derive {
+            Derivation::Time { divisor, .. } => ns as f64 / divisor,
+            Derivation::Rate { .. } => ns as f64,
+        }
+    }
 }
 
-/// How a suite's results are laid out in OSU's text format: each suite states its own title
-/// and metric column, so the formatter needs no list of suites.
+/// What a point is measured at: a message size for point-to-point suites, named parameters
+/// for the others (an application kernel's class and problem, say), or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PointKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+}
+
+impl PointKey {
+    pub fn size(size: u64) -> PointKey {
+        PointKey {
+            size: Some(size),
+            params: BTreeMap::new(),
+        }
+    }
+
+    /// A key of named parameters, e.g. `[("class", "A"), ("kernel", "cg")]`.
+    pub fn params<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>) -> PointKey {
+        PointKey {
+            size: None,
+            params: pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    /// The parameters as one `name=value;name=value` token (empty when there are none), the
+    /// form they take in CSV columns.
+    pub fn params_text(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// The inverse of [`PointKey::params_text`].
+    pub fn parse_params(text: &str) -> Result<BTreeMap<String, String>, String> {
+        text.split(';')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                p.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| format!("'{p}' is not name=value"))
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for PointKey {
+    /// "size 8", "class=A kernel=cg", "size 8 window=16"
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(s) = self.size {
+            parts.push(format!("size {s}"));
+        }
+        parts.extend(self.params.iter().map(|(k, v)| format!("{k}={v}")));
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// How a suite's results are printed as text, in the layout its users' tools read. Each suite
+/// states its own, so formatters need no list of suites.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Layout {
-    /// "OSU MPI Latency Test v7.4"
-    pub title: String,
-    /// The metric column's header, e.g. "Avg Latency(us)".
-    pub column: String,
+#[serde(tag = "format", rename_all = "snake_case")]
+pub enum Layout {
+    /// OSU Micro-Benchmarks' table: title, the metric column, and OSU's optional columns.
+    Osu {
+        /// "OSU MPI Latency Test v7.4"
+        title: String,
+        /// The metric column's header, e.g. "Avg Latency(us)".
+        column: String,
+        /// `-z`: P50, P90 and P99 columns.
+        #[serde(default)]
+        tail: bool,
+        /// `-c`: a Validation column.
+        #[serde(default)]
+        validation: bool,
+    },
 }
 
-/// One suite at one message size.
+/// One suite at one point key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
-    pub size: u64,
-    pub metric: Metric,
+    pub key: PointKey,
+    /// What the samples report; the first is the headline a text table prints.
+    pub metrics: Vec<Metric>,
     /// Raw duration of each timed iteration, in nanoseconds of the rank's clock.
     pub samples_ns: Vec<u64>,
     /// Some(true) when every byte was checked and matched (`-c`); None when not checked.
@@ -70,27 +211,35 @@ pub struct Point {
 }
 
 impl Point {
-    /// The figure OSU prints: mean latency, or total bytes over total time for bandwidth.
-    pub fn headline(&self) -> f64 {
-        let total: u128 = self.samples_ns.iter().map(|&s| s as u128).sum();
-        let n = self.samples_ns.len() as f64;
-        match self.metric {
-            Metric::Latency { divisor } => total as f64 / n / divisor / 1e3,
-            Metric::Bandwidth { bytes_per_sample } => {
-                bytes_per_sample * n / total.max(1) as f64 * 1e3
-            }
-        }
+    /// The message size, for size-keyed points (0 otherwise).
+    pub fn size(&self) -> u64 {
+        self.key.size.unwrap_or(0)
     }
 
-    /// Every sample as the metric.
+    /// The headline metric (the first).
+    pub fn metric(&self) -> &Metric {
+        &self.metrics[0]
+    }
+
+    /// The figure a text table prints: the headline metric over every sample.
+    pub fn headline(&self) -> f64 {
+        self.metric().headline(&self.samples_ns)
+    }
+
+    /// Every sample as the headline metric.
     pub fn values(&self) -> Vec<f64> {
+        self.values_of(self.metric())
+    }
+
+    /// Every sample as `metric`.
+    pub fn values_of(&self, metric: &Metric) -> Vec<f64> {
         self.samples_ns
             .iter()
-            .map(|&s| self.metric.of_sample(s))
+            .map(|&s| metric.of_sample(s))
             .collect()
     }
 
-    /// Distribution of the metric over samples.
+    /// Distribution of the headline metric over samples.
     pub fn summary(&self) -> Option<Summary> {
         Summary::of(&self.values())
     }
@@ -100,38 +249,68 @@ impl Point {
 mod tests {
     use super::*;
 
+    fn point(metric: Metric, samples_ns: Vec<u64>) -> Point {
+        Point {
+            key: PointKey::size(8),
+            metrics: vec![metric],
+            samples_ns,
+            validated: None,
+        }
+    }
+
     #[test]
     fn latency_is_half_the_round_trip_in_microseconds() {
-        let p = Point {
-            size: 8,
-            metric: Metric::Latency { divisor: 2.0 },
-            samples_ns: vec![200, 400],
-            validated: None,
-        };
+        let p = point(Metric::latency_us(2.0), vec![200, 400]);
         assert_eq!(p.headline(), 0.15);
         assert_eq!(p.values(), vec![0.1, 0.2]);
         assert_eq!(p.summary().unwrap().max, 0.2);
+        assert_eq!(p.metric().better, Better::Lower);
     }
 
     #[test]
     fn bandwidth_headline_is_total_bytes_over_total_time() {
         // 64 messages of 1 MB per window: 1 ms and 3 ms windows
-        let p = Point {
-            size: 1_000_000,
-            metric: Metric::Bandwidth {
-                bytes_per_sample: 64e6,
-            },
-            samples_ns: vec![1_000_000, 3_000_000],
-            validated: Some(true),
-        };
+        let p = point(Metric::bandwidth_mbs(64e6), vec![1_000_000, 3_000_000]);
         assert_eq!(p.headline(), 32_000.0); // 128e6 bytes / 4 ms
         assert_eq!(p.values(), vec![64_000.0, 64_000.0 / 3.0]);
-        assert_eq!(
-            Metric::Bandwidth {
-                bytes_per_sample: 1.0
-            }
-            .unit(),
-            "MB/s"
-        );
+        assert_eq!(p.metric().unit, "MB/s");
+        assert_eq!(p.metric().better, Better::Higher);
+    }
+
+    #[test]
+    fn a_metric_of_seconds_and_one_of_millions_per_second() {
+        let time = Metric {
+            name: "time".into(),
+            unit: "s".into(),
+            better: Better::Lower,
+            derive: Derivation::Time {
+                divisor: 1.0,
+                unit_ns: 1e9,
+            },
+        };
+        let mops = Metric {
+            name: "mops".into(),
+            unit: "Mop/s".into(),
+            better: Better::Higher,
+            derive: Derivation::Rate {
+                amount: 3e9,
+                unit: 1e6,
+            },
+        };
+        assert_eq!(time.headline(&[1_500_000_000]), 1.5);
+        assert_eq!(mops.headline(&[1_500_000_000]), 2000.0);
+    }
+
+    #[test]
+    fn keys_print_and_their_params_round_trip() {
+        assert_eq!(PointKey::size(8).to_string(), "size 8");
+        let k = PointKey::params([("kernel", "cg".to_string()), ("class", "A".to_string())]);
+        assert_eq!(k.to_string(), "class=A kernel=cg");
+        assert_eq!(k.params_text(), "class=A;kernel=cg");
+        assert_eq!(PointKey::parse_params(&k.params_text()).unwrap(), k.params);
+        assert!(PointKey::parse_params("x").is_err());
+        assert!(PointKey::size(1) < PointKey::size(2));
+        let json = serde_json::to_string(&PointKey::size(4)).unwrap();
+        assert_eq!(json, r#"{"size":4}"#);
     }
 }

@@ -1,16 +1,97 @@
 //! Exporters: one trait behind every file format a run is written in (hyperfine's shape).
-//! Each turns a [`Run`] into named files; the run directory writes them atomically.
+//! Each turns a [`Run`] into named files; the run directory writes them atomically. Every file
+//! of a run comes from here, so a run read back ([`crate::read`]) exports to the same bytes.
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use bench_core::measure::{Layout, Metric, PointKey};
+use serde::{Deserialize, Serialize};
 
-use crate::model::Run;
+use crate::hist::Histograms;
+use crate::model::{Manifest, Record, Run};
+use crate::osu::OsuText;
 use crate::ResultsError;
 
-pub trait Exporter {
+pub trait Exporter: Sync {
     /// The files this exporter makes, as (path inside the run directory, bytes).
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError>;
+}
+
+/// Every exporter a run directory is written with.
+pub static EXPORTERS: &[&dyn Exporter] = &[
+    &ManifestJson,
+    &SummaryCsv,
+    &SamplesCsv,
+    &ResultsJson,
+    &Histograms,
+    &OsuText,
+];
+
+/// Every file of a run directory, in the order written.
+pub fn export_all(run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+    let mut files = Vec::new();
+    for e in EXPORTERS {
+        files.extend(e.export(run)?);
+    }
+    Ok(files)
+}
+
+/// A point as manifest.json lists it: everything but the samples, which are in samples.csv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointIndex {
+    pub key: PointKey,
+    pub metrics: Vec<Metric>,
+    pub validated: Option<bool>,
+    /// How many rows of samples.csv the point has.
+    pub samples: usize,
+}
+
+/// A series as manifest.json lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesIndex {
+    pub suite: String,
+    pub fabric: String,
+    pub emulated: bool,
+    pub ranks: usize,
+    pub layout: Layout,
+    pub points: Vec<PointIndex>,
+}
+
+/// manifest.json: the manifest, and what each series measured (its samples aside).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    #[serde(flatten)]
+    pub manifest: Manifest,
+    pub series: Vec<SeriesIndex>,
+}
+
+impl ManifestFile {
+    pub fn of(run: &Run) -> ManifestFile {
+        ManifestFile {
+            manifest: as_written(&run.manifest),
+            series: run
+                .series
+                .iter()
+                .map(|s| SeriesIndex {
+                    suite: s.suite.clone(),
+                    fabric: s.fabric.clone(),
+                    emulated: s.emulated,
+                    ranks: s.ranks,
+                    layout: s.layout.clone(),
+                    points: s
+                        .points
+                        .iter()
+                        .map(|p| PointIndex {
+                            key: p.key.clone(),
+                            metrics: p.metrics.clone(),
+                            validated: p.validated,
+                            samples: p.samples_ns.len(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// manifest.json
@@ -18,13 +99,14 @@ pub struct ManifestJson;
 
 impl Exporter for ManifestJson {
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
-        let mut bytes = serde_json::to_vec_pretty(&run.manifest).map_err(ResultsError::json)?;
-        bytes.push(b'\n');
-        Ok(vec![("manifest.json".into(), bytes)])
+        Ok(vec![(
+            "manifest.json".into(),
+            json(&ManifestFile::of(run))?,
+        )])
     }
 }
 
-/// summary.csv: one tidy row per suite, fabric, size and metric.
+/// summary.csv: one tidy row per suite, fabric, point and metric.
 pub struct SummaryCsv;
 
 impl Exporter for SummaryCsv {
@@ -33,13 +115,16 @@ impl Exporter for SummaryCsv {
     }
 }
 
-#[derive(Serialize)]
-struct SampleRow<'a> {
-    suite: &'a str,
-    fabric: &'a str,
-    size: u64,
-    iteration: usize,
-    ns: u64,
+/// One row of samples.csv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRow {
+    pub suite: String,
+    pub fabric: String,
+    pub size: Option<u64>,
+    /// The point key's other parameters, `name=value;...` (empty for message sizes alone).
+    pub params: String,
+    pub iteration: usize,
+    pub ns: u64,
 }
 
 /// samples.csv: every raw timed sample, so any statistic can be recomputed later.
@@ -47,21 +132,32 @@ pub struct SamplesCsv;
 
 impl Exporter for SamplesCsv {
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
-        let mut rows = Vec::new();
+        let mut w = csv::Writer::from_writer(Vec::new());
         for s in &run.series {
             for p in &s.points {
+                let params = p.key.params_text();
                 for (i, ns) in p.samples_ns.iter().enumerate() {
-                    rows.push(SampleRow {
-                        suite: &s.suite,
-                        fabric: &s.fabric,
-                        size: p.size,
+                    w.serialize(SampleRow {
+                        suite: s.suite.clone(),
+                        fabric: s.fabric.clone(),
+                        size: p.key.size,
+                        params: params.clone(),
                         iteration: i,
                         ns: *ns,
-                    });
+                    })
+                    .map_err(|e| ResultsError::Format(e.to_string()))?;
                 }
             }
         }
-        Ok(vec![("samples.csv".into(), to_csv(&rows)?)])
+        if run.series.iter().all(|s| s.points.is_empty()) {
+            // The header alone, so the file still says what its columns are.
+            w.write_record(["suite", "fabric", "size", "params", "iteration", "ns"])
+                .map_err(|e| ResultsError::Format(e.to_string()))?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| ResultsError::Format(e.to_string()))?;
+        Ok(vec![("samples.csv".into(), bytes)])
     }
 }
 
@@ -72,17 +168,30 @@ impl Exporter for ResultsJson {
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
         #[derive(Serialize)]
         struct Doc<'a> {
-            manifest: &'a crate::model::Manifest,
-            records: Vec<crate::model::Record>,
+            manifest: &'a Manifest,
+            records: Vec<Record>,
         }
         let doc = Doc {
-            manifest: &run.manifest,
+            manifest: &as_written(&run.manifest),
             records: run.records(),
         };
-        let mut bytes = serde_json::to_vec_pretty(&doc).map_err(ResultsError::json)?;
-        bytes.push(b'\n');
-        Ok(vec![("results.json".into(), bytes)])
+        Ok(vec![("results.json".into(), json(&doc)?)])
     }
+}
+
+/// The manifest as this version writes it: a run read from an older layout is written in
+/// today's.
+fn as_written(m: &Manifest) -> Manifest {
+    Manifest {
+        schema_version: crate::model::SCHEMA_VERSION,
+        ..m.clone()
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ResultsError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(ResultsError::json)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
 fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {

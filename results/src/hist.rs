@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bench_core::measure::{Metric, Point};
+use bench_core::measure::{Derivation, Point, PointKey};
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
@@ -25,17 +25,33 @@ const HIGHEST: u64 = 3_600_000_000_000;
 /// `.hgrm` values are printed in microseconds.
 const HGRM_RATIO: f64 = 1e3;
 
-/// The histogram of a point's samples in nanoseconds of the reported quantity.
+/// The histogram of a point's samples in nanoseconds of the reported quantity (its headline
+/// metric's: a round trip halved for one-way latency).
 pub fn histogram_of(point: &Point) -> Histogram<u64> {
     let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST, SIGFIG).expect("valid bounds");
-    let divisor = match point.metric {
-        Metric::Latency { divisor } => divisor,
-        Metric::Bandwidth { .. } => 1.0,
-    };
+    let m = point.metric();
     for &s in &point.samples_ns {
-        h.saturating_record((s as f64 / divisor).round() as u64);
+        h.saturating_record(m.sample_duration_ns(s).round() as u64);
     }
     h
+}
+
+/// What a point's histogram holds, for the log's comment line.
+fn quantity(point: &Point) -> String {
+    let m = point.metric();
+    match m.derive {
+        Derivation::Time { divisor: 2.0, .. } => format!("one-way {}", m.name),
+        Derivation::Time { .. } => m.name.clone(),
+        Derivation::Rate { .. } => "iteration (window) time".into(),
+    }
+}
+
+/// The file name (without extension) of a point's histograms: its size, then any other key
+/// parameters (`8`, `class=A,kernel=cg`).
+pub fn key_stem(key: &PointKey) -> String {
+    let mut parts: Vec<String> = key.size.iter().map(u64::to_string).collect();
+    parts.extend(key.params.iter().map(|(k, v)| format!("{k}={v}")));
+    parts.join(",")
 }
 
 /// Java's subBucketCount: 2^ceil(log2(2 * 10^sigfig)).
@@ -109,7 +125,7 @@ pub fn hlog(
     Ok(out)
 }
 
-/// `histograms/SUITE/FABRIC/SIZE.hlog` and `.hgrm` for every point.
+/// `histograms/SUITE/FABRIC/KEY.hlog` and `.hgrm` for every point (KEY: [`key_stem`]).
 pub struct Histograms;
 
 impl Exporter for Histograms {
@@ -119,24 +135,25 @@ impl Exporter for Histograms {
             for p in &s.points {
                 let h = histogram_of(p);
                 let dir = PathBuf::from("histograms").join(&s.suite).join(&s.fabric);
-                let what = match p.metric {
-                    Metric::Latency { .. } => "one-way latency",
-                    Metric::Bandwidth { .. } => "iteration (window) time",
+                let at = match p.key.size {
+                    Some(size) if p.key.params.is_empty() => format!("{size} bytes"),
+                    _ => p.key.to_string(),
                 };
                 let comment = format!(
-                    "fabbench {} {} on {}, {} bytes: {what} in nanoseconds",
-                    env!("CARGO_PKG_VERSION"),
+                    "fabbench {} {} on {}, {at}: {} in nanoseconds",
+                    run.manifest.fabbench_version,
                     s.suite,
                     s.fabric,
-                    p.size
+                    quantity(p)
                 );
+                let stem = key_stem(&p.key);
                 let measured = Duration::from_nanos(p.samples_ns.iter().sum());
                 files.push((
-                    dir.join(format!("{}.hlog", p.size)),
+                    dir.join(format!("{stem}.hlog")),
                     hlog(&h, &comment, measured)?,
                 ));
                 files.push((
-                    dir.join(format!("{}.hgrm", p.size)),
+                    dir.join(format!("{stem}.hgrm")),
                     hgrm(&h, HGRM_RATIO).into_bytes(),
                 ));
             }
@@ -150,13 +167,23 @@ mod tests {
     use super::*;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
+    use bench_core::measure::Metric;
+
     fn point(samples: Vec<u64>) -> Point {
         Point {
-            size: 8,
-            metric: Metric::Latency { divisor: 2.0 },
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
             samples_ns: samples,
             validated: None,
         }
+    }
+
+    #[test]
+    fn histogram_files_are_named_by_the_point_key() {
+        assert_eq!(key_stem(&PointKey::size(8)), "8");
+        let k = PointKey::params([("kernel", "cg".to_string()), ("class", "A".to_string())]);
+        assert_eq!(key_stem(&k), "class=A,kernel=cg");
+        assert_eq!(quantity(&point(vec![1])), "one-way latency");
     }
 
     #[test]

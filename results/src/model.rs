@@ -1,13 +1,17 @@
 //! The result model: a run's manifest and its series of measured points, and the tidy
-//! summary record every tabular output is made of.
+//! summary record every tabular output is made of. A [`Run`] is the one source every file of
+//! a run directory is exported from, and what [`crate::read`] rebuilds from those files.
 
 use std::collections::BTreeMap;
 
 use bench_core::machine::HostInfo;
-use bench_core::measure::Point;
+use bench_core::measure::{Layout, Metric, Point, PointKey};
+use bench_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 
-pub use bench_core::measure::Layout;
+/// The version of the run-directory layout this crate writes. Runs written before versions
+/// existed read as version 0 ([`crate::legacy`]).
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// A tunable's value and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,26 +20,55 @@ pub struct TunableRecord {
     pub source: String,
 }
 
+/// How a fabric's ranks ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FabricKind {
+    /// Real processes moving real bytes over a real medium.
+    Native,
+    /// Threads in virtual time under a model of hardware that is not present.
+    Emulated,
+    /// Through an MPI library.
+    Mpi,
+}
+
+impl FabricKind {
+    /// How output names the kind: "native", "emulated, virtual time", "mpi".
+    pub fn words(self) -> &'static str {
+        match self {
+            FabricKind::Native => "native",
+            FabricKind::Emulated => "emulated, virtual time",
+            FabricKind::Mpi => "mpi",
+        }
+    }
+}
+
 /// One fabric's part of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FabricRun {
+    /// What the run calls the fabric: "shm", "tcp@mpi".
     pub fabric: String,
-    /// "native", "emulated" or "mpi".
-    pub kind: String,
+    pub kind: FabricKind,
     pub emulated: bool,
     pub virtual_time: bool,
     pub ranks: usize,
+    /// The settings that matter on this fabric, as text output names them
+    /// ("eager_limit=4KiB frag_size=32KiB ...", after the MPI library's name on mpi).
+    #[serde(default)]
+    pub settings_line: String,
     /// Every tunable in force for this fabric, with its source.
     pub tunables: BTreeMap<String, TunableRecord>,
     /// Protocol counters per rank (what was actually used).
     pub counters: Vec<serde_json::Value>,
-    /// Facts the fabric reported (single-copy mechanism, ring sizes, model card ...).
+    /// Facts the fabric reported (single-copy mechanism, ring sizes, model card ...), as
+    /// `rankN.name`.
     pub facts: BTreeMap<String, String>,
 }
 
 /// The manifest: everything needed to know what was run, where and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    pub schema_version: u32,
     pub fabbench_version: String,
     pub git_revision: String,
     pub run_id: String,
@@ -43,8 +76,10 @@ pub struct Manifest {
     pub start_time: String,
     pub end_time: String,
     pub host: HostInfo,
+    /// The suites, in the order they ran.
     pub suites: Vec<String>,
-    pub options: serde_json::Value,
+    /// Each suite's parameters, as the suite defines them.
+    pub params: BTreeMap<String, serde_json::Value>,
     pub fabrics: Vec<FabricRun>,
 }
 
@@ -66,17 +101,18 @@ pub struct Run {
     pub series: Vec<Series>,
 }
 
-/// One row of summary.csv: a suite, fabric, size and metric.
+/// One row of summary.csv: a suite, fabric, point and metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub suite: String,
     pub fabric: String,
     pub emulated: bool,
     pub ranks: usize,
-    pub size: u64,
+    /// The message size, for suites whose points are sizes.
+    pub size: Option<u64>,
     pub metric: String,
     pub unit: String,
-    /// The figure OSU prints (mean latency; total bytes over total time for bandwidth).
+    /// The figure the suite prints (mean latency; total bytes over total time for bandwidth).
     pub value: f64,
     pub count: u64,
     pub min: f64,
@@ -92,43 +128,106 @@ pub struct Record {
     pub validation: String,
 }
 
+impl Record {
+    fn of(s: &Series, p: &Point, m: &Metric, st: Summary) -> Record {
+        Record {
+            suite: s.suite.clone(),
+            fabric: s.fabric.clone(),
+            emulated: s.emulated,
+            ranks: s.ranks,
+            size: p.key.size,
+            metric: m.name.clone(),
+            unit: m.unit.clone(),
+            value: m.headline(&p.samples_ns),
+            count: st.count,
+            min: st.min,
+            mean: st.mean,
+            p50: st.p50,
+            p90: st.p90,
+            p99: st.p99,
+            p99_9: st.p999,
+            max: st.max,
+            stddev: st.stddev,
+            validation: match p.validated {
+                Some(true) => "pass".into(),
+                Some(false) => "fail".into(),
+                None => String::new(),
+            },
+        }
+    }
+}
+
 impl Series {
+    /// One record per point and metric.
     pub fn records(&self) -> Vec<Record> {
         self.points
             .iter()
-            .filter_map(|p| {
-                let s = p.summary()?;
-                Some(Record {
-                    suite: self.suite.clone(),
-                    fabric: self.fabric.clone(),
-                    emulated: self.emulated,
-                    ranks: self.ranks,
-                    size: p.size,
-                    metric: p.metric.name().to_string(),
-                    unit: p.metric.unit().to_string(),
-                    value: p.headline(),
-                    count: s.count,
-                    min: s.min,
-                    mean: s.mean,
-                    p50: s.p50,
-                    p90: s.p90,
-                    p99: s.p99,
-                    p99_9: s.p999,
-                    max: s.max,
-                    stddev: s.stddev,
-                    validation: match p.validated {
-                        Some(true) => "pass".into(),
-                        Some(false) => "fail".into(),
-                        None => String::new(),
-                    },
+            .flat_map(|p| {
+                p.metrics.iter().filter_map(move |m| {
+                    Summary::of(&p.values_of(m)).map(|st| Record::of(self, p, m, st))
                 })
             })
             .collect()
+    }
+
+    /// The point measured at `key`.
+    pub fn point(&self, key: &PointKey) -> Option<&Point> {
+        self.points.iter().find(|p| &p.key == key)
     }
 }
 
 impl Run {
     pub fn records(&self) -> Vec<Record> {
         self.series.iter().flat_map(Series::records).collect()
+    }
+
+    /// The fabric the run calls `label`.
+    pub fn fabric(&self, label: &str) -> Option<&FabricRun> {
+        self.manifest.fabrics.iter().find(|f| f.fabric == label)
+    }
+
+    /// The series of `suite` on `fabric`.
+    pub fn series_of(&self, suite: &str, fabric: &str) -> Option<&Series> {
+        self.series
+            .iter()
+            .find(|s| s.suite == suite && s.fabric == fabric)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_per_point_and_metric() {
+        let p = Point {
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(8.0)],
+            samples_ns: vec![1000, 3000],
+            validated: Some(true),
+        };
+        let s = Series {
+            suite: "x".into(),
+            fabric: "shm".into(),
+            emulated: false,
+            ranks: 2,
+            layout: Layout::Osu {
+                title: "t".into(),
+                column: "c".into(),
+                tail: false,
+                validation: true,
+            },
+            points: vec![p],
+        };
+        let r = s.records();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].metric.as_str(), r[0].value), ("latency", 1.0));
+        assert_eq!(
+            (r[1].metric.as_str(), r[1].unit.as_str()),
+            ("bandwidth", "MB/s")
+        );
+        assert_eq!(r[1].value, 4.0); // 16 bytes in 4 us
+        assert_eq!(r[0].validation, "pass");
+        assert_eq!(r[0].size, Some(8));
     }
 }

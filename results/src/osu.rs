@@ -4,9 +4,13 @@
 //! FLOAT_PRECISION); with `-c` a Validation column, then with `-z` P50, P90 and P99 columns,
 //! in OSU's order and with OSU's percentile rule.
 
-use bench_core::measure::Point;
+use std::path::PathBuf;
 
-use crate::model::Layout;
+use bench_core::measure::{Layout, Point};
+
+use crate::export::Exporter;
+use crate::model::{FabricRun, Run, Series};
+use crate::ResultsError;
 
 const SIZE_WIDTH: usize = 10;
 const FIELD_WIDTH: usize = 20;
@@ -24,19 +28,39 @@ pub struct Columns {
 /// OSU's tail percentiles.
 const TAILS: [u64; 3] = [50, 90, 99];
 
+/// The parts of an OSU layout: title, metric column and optional columns (None for another
+/// format's layout).
+fn parts(layout: &Layout) -> Option<(&str, &str, Columns)> {
+    match layout {
+        Layout::Osu {
+            title,
+            column,
+            tail,
+            validation,
+        } => Some((
+            title,
+            column,
+            Columns {
+                tail: *tail,
+                validation: *validation,
+            },
+        )),
+    }
+}
+
 /// The blank line, title and datatype lines, `comment` (fabbench's own line, which OSU
 /// parsers skip like any `#` line) and the `# Size` line.
-pub fn header(layout: &Layout, cols: Columns, comment: &str) -> String {
-    let mut out = format!("\n# {}\n# Datatype: MPI_CHAR.\n{comment}", layout.title);
+pub fn header(title: &str, column: &str, cols: Columns, comment: &str) -> String {
+    let mut out = format!("\n# {title}\n# Datatype: MPI_CHAR.\n{comment}");
     out.push_str(&format!(
         "{:<SIZE_WIDTH$}{:>FIELD_WIDTH$}",
-        "# Size", layout.column
+        "# Size", column
     ));
     if cols.validation {
         out.push_str(&format!("{:>FIELD_WIDTH$}", "Validation"));
     }
     if cols.tail {
-        let unit = if layout.column.contains("MB/s") {
+        let unit = if column.contains("MB/s") {
             "Tail BW(MB/s)"
         } else {
             "Tail Lat(us)"
@@ -60,7 +84,7 @@ pub fn osu_percentile(sorted: &[f64], p: u64) -> f64 {
 pub fn row(point: &Point, cols: Columns) -> String {
     let mut out = format!(
         "{:<SIZE_WIDTH$}{:>FIELD_WIDTH$.FLOAT_PRECISION$}",
-        point.size,
+        point.size(),
         point.headline()
     );
     if cols.validation {
@@ -89,13 +113,8 @@ fn width(header: &str) -> usize {
 }
 
 /// The header of a table with one value column per fabric (`columns` are their headers).
-pub fn header_multi(
-    layout: &Layout,
-    columns: &[String],
-    validation: bool,
-    comment: &str,
-) -> String {
-    let mut out = format!("\n# {}\n# Datatype: MPI_CHAR.\n{comment}", layout.title);
+pub fn header_multi(title: &str, columns: &[String], validation: bool, comment: &str) -> String {
+    let mut out = format!("\n# {title}\n# Datatype: MPI_CHAR.\n{comment}");
     out.push_str(&format!("{:<SIZE_WIDTH$}", "# Size"));
     for c in columns {
         out.push_str(&format!("{c:>w$}", w = width(c)));
@@ -136,27 +155,140 @@ pub fn row_multi(
     out
 }
 
+/// The comment line naming fabbench, the fabric and the settings in force.
+fn comment_line(run: &Run, suite: &str, f: &FabricRun) -> String {
+    format!(
+        "# fabbench {} {suite}: fabric {} ({}), {} ranks; {}\n",
+        run.manifest.fabbench_version,
+        f.fabric,
+        f.kind.words(),
+        f.ranks,
+        f.settings_line
+    )
+}
+
+/// Whether a run prints one table per series as it goes (one fabric) rather than one table
+/// per suite with a column per fabric at the end.
+pub fn prints_live(run: &Run) -> bool {
+    run.manifest.fabrics.len() == 1
+}
+
+/// The header of a series' table, printed when the series starts (runs on one fabric; None
+/// otherwise, or for a series not in OSU's layout).
+pub fn series_header(run: &Run, series: &Series) -> Option<String> {
+    let (title, column, cols) = parts(&series.layout)?;
+    let f = run.fabric(&series.fabric)?;
+    prints_live(run).then(|| header(title, column, cols, &comment_line(run, &series.suite, f)))
+}
+
+/// A series' row for `point`, printed as it is measured (runs on one fabric).
+pub fn series_row(run: &Run, series: &Series, point: &Point) -> Option<String> {
+    let (_, _, cols) = parts(&series.layout)?;
+    prints_live(run).then(|| row(point, cols))
+}
+
+/// What follows the live tables: for a run on several fabrics, one table per suite with a
+/// column per fabric; then what each fabric decided at run time (facts named `decided.*`, from
+/// rank 0, which agrees with the others by construction), as comment lines.
+pub fn closing(run: &Run) -> String {
+    let mut out = String::new();
+    if !prints_live(run) {
+        out.push_str(&combined_tables(run));
+    }
+    for f in &run.manifest.fabrics {
+        for (k, v) in &f.facts {
+            if let Some(what) = k.strip_prefix("rank0.decided.") {
+                out.push_str(&format!("# {}: {what}: {v}\n", f.fabric));
+            }
+        }
+    }
+    out
+}
+
+/// One OSU-style table per suite with a column per fabric.
+fn combined_tables(run: &Run) -> String {
+    let mut out = String::new();
+    for suite in &run.manifest.suites {
+        let per: Vec<&Series> = run
+            .manifest
+            .fabrics
+            .iter()
+            .filter_map(|f| run.series_of(suite, &f.fabric))
+            .collect();
+        let Some(first) = per.first() else { continue };
+        let Some((title, column, cols)) = parts(&first.layout) else {
+            continue;
+        };
+        let mut comment = format!(
+            "# fabbench {} {suite}: {} ranks; a column per fabric\n",
+            run.manifest.fabbench_version, first.ranks
+        );
+        for f in &run.manifest.fabrics {
+            comment.push_str(&format!(
+                "# {} ({}): {}\n",
+                f.fabric,
+                f.kind.words(),
+                f.settings_line
+            ));
+        }
+        let columns: Vec<String> = per
+            .iter()
+            .map(|s| format!("{} {column}", s.fabric))
+            .collect();
+        out.push_str(&header_multi(title, &columns, cols.validation, &comment));
+        for p in &first.points {
+            let points: Vec<Option<&Point>> = per.iter().map(|s| s.point(&p.key)).collect();
+            out.push_str(&row_multi(p.size(), &points, &columns, cols.validation));
+        }
+    }
+    out
+}
+
+/// The whole OSU text of a run, as `fabbench run` printed it.
+pub fn text(run: &Run) -> String {
+    let mut out = String::new();
+    for s in &run.series {
+        if let Some(h) = series_header(run, s) {
+            out.push_str(&h);
+            for p in &s.points {
+                out.push_str(&series_row(run, s, p).unwrap_or_default());
+            }
+        }
+    }
+    out.push_str(&closing(run));
+    out
+}
+
+/// osu.txt: the OSU-format text the run printed.
+pub struct OsuText;
+
+impl Exporter for OsuText {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        let osu = run.series.iter().any(|s| parts(&s.layout).is_some());
+        Ok(if osu {
+            vec![("osu.txt".into(), text(run).into_bytes())]
+        } else {
+            Vec::new()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::measure::Metric;
+    use bench_core::measure::{Metric, PointKey};
 
-    fn layout() -> Layout {
-        Layout {
-            title: "OSU MPI Latency Test v7.4".into(),
-            column: "Avg Latency(us)".into(),
-        }
-    }
+    const LAT: (&str, &str) = ("OSU MPI Latency Test v7.4", "Avg Latency(us)");
 
     #[test]
     fn header_and_row_use_osu_widths() {
         assert_eq!(
-            header(&layout(), Columns::default(), "# fabbench\n"),
+            header(LAT.0, LAT.1, Columns::default(), "# fabbench\n"),
             "\n# OSU MPI Latency Test v7.4\n# Datatype: MPI_CHAR.\n# fabbench\n# Size         Avg Latency(us)\n"
         );
         let p = Point {
-            size: 8,
-            metric: Metric::Latency { divisor: 2.0 },
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300, 340],
             validated: None,
         };
@@ -172,16 +304,13 @@ mod tests {
             tail: true,
             validation: true,
         };
-        let h = header(&layout(), cols, "");
+        let h = header(LAT.0, LAT.1, cols, "");
         assert!(h.ends_with(
             "# Size         Avg Latency(us)          Validation    P50 Tail Lat(us)    P90 Tail Lat(us)    P99 Tail Lat(us)\n"
         ), "{h}");
-        let bw = Layout {
-            title: "OSU MPI Bandwidth Test v7.4".into(),
-            column: "Bandwidth (MB/s)".into(),
-        };
         let h = header(
-            &bw,
+            "OSU MPI Bandwidth Test v7.4",
+            "Bandwidth (MB/s)",
             Columns {
                 tail: true,
                 validation: false,
@@ -190,8 +319,8 @@ mod tests {
         );
         assert!(h.ends_with("# Size        Bandwidth (MB/s)   P50 Tail BW(MB/s)   P90 Tail BW(MB/s)   P99 Tail BW(MB/s)\n"), "{h}");
         let p = Point {
-            size: 1024,
-            metric: Metric::Latency { divisor: 2.0 },
+            key: PointKey::size(1024),
+            metrics: vec![Metric::latency_us(2.0)],
             samples_ns: (1..=100).map(|i| i * 20).collect(),
             validated: Some(true),
         };
@@ -208,14 +337,14 @@ mod tests {
             "shm Avg Latency(us)".to_string(),
             "hyperlink Avg Latency(us)".to_string(),
         ];
-        let h = header_multi(&layout(), &cols, false, "# c\n");
+        let h = header_multi(LAT.0, &cols, false, "# c\n");
         assert!(
             h.ends_with("# Size     shm Avg Latency(us) hyperlink Avg Latency(us)\n"),
             "{h:?}"
         );
         let p = Point {
-            size: 8,
-            metric: Metric::Latency { divisor: 2.0 },
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300],
             validated: Some(true),
         };

@@ -1,95 +1,50 @@
-//! suites holds fabbench's benchmarks. A suite drives a [`Comm`] and never knows which fabric
-//! is underneath; it reads time only through `comm.now()` (enforced by this crate's
-//! clippy.toml and a test), and hands back one [`Point`] per message size with every raw
-//! sample. Adding a suite is one module plus one line in [`SUITES`].
+//! suites holds fabbench's benchmarks and the framework they share. A suite declares typed
+//! parameters and the options that set them, its rank rule, its text layout and the points it
+//! measures (fixed, or chosen one at a time from the points so far); the shared driver runs
+//! warm-up, timed iterations and validation for every suite the same way and hands rank 0's raw
+//! samples over point by point. A suite drives a [`Comm`](transports::comm::Comm) and never
+//! knows which fabric is underneath; it reads time only through `comm.now()` (enforced by this
+//! crate's clippy.toml and a test). Adding a suite is one module plus one line in [`SUITES`].
 
 pub mod buffer;
+pub mod driver;
+pub mod erased;
+pub mod options;
 pub mod osu;
+pub mod ranks;
+pub mod suite;
 
-use bench_core::measure::{Layout, Point};
-use serde::{Deserialize, Serialize};
-use transports::comm::Comm;
-use transports::TransportError;
+pub use driver::{drive, Report};
+pub use erased::{encode, DynSuite};
+pub use options::{OptionDef, OptionKind, SuiteArgs};
+pub use ranks::RankRule;
+pub use suite::{Adaptive, Bench, Measure, ParamError, Schedule, Suite, SuiteError};
 
 /// The largest message size a run may ask for.
 pub const MAX_MESSAGE_SIZE: u64 = 1 << 30;
 
-/// How many ranks a suite runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RankRule {
-    Exactly(usize),
-    AtLeast(usize),
-}
-
-impl RankRule {
-    pub fn allows(&self, n: usize) -> bool {
-        match *self {
-            RankRule::Exactly(k) => n == k,
-            RankRule::AtLeast(k) => n >= k,
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match *self {
-            RankRule::Exactly(k) => format!("exactly {k} ranks"),
-            RankRule::AtLeast(k) => format!("at least {k} ranks"),
-        }
-    }
-}
-
-/// Options shared by the point-to-point suites, with OSU's meaning. `None` means the suite's
-/// own default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunOptions {
-    pub min_size: Option<u64>,
-    pub max_size: Option<u64>,
-    pub iterations: Option<u64>,
-    pub warmup: Option<u64>,
-    pub window: Option<u64>,
-    pub validate: bool,
-    pub tail: bool,
-}
-
-/// Why a suite failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SuiteError {
-    #[error(transparent)]
-    Transport(#[from] TransportError),
-    #[error("validation failed at size {size}, iteration {iteration}: byte {offset} is {got:#04x}, expected {expected:#04x}")]
-    Validation {
-        size: u64,
-        iteration: u64,
-        offset: usize,
-        expected: u8,
-        got: u8,
-    },
-    #[error("{0}")]
-    Emit(String),
-}
-
-/// Where a suite hands each point as soon as it is measured (only rank 0's points are kept).
-pub type Emit<'a> = dyn FnMut(Point) -> Result<(), SuiteError> + 'a;
-
-pub trait Suite: Sync {
-    fn name(&self) -> &'static str;
-    fn summary(&self) -> &'static str;
-    fn ranks(&self) -> RankRule;
-    fn layout(&self) -> Layout;
-    /// The message sizes this suite runs for `opts`, ascending.
-    fn sizes(&self, opts: &RunOptions) -> Vec<u64>;
-    /// Runs on every rank; `emit` receives rank 0's points in size order.
-    fn run(&self, comm: &Comm, opts: &RunOptions, emit: &mut Emit<'_>) -> Result<(), SuiteError>;
-}
-
 /// Every suite, in the order `fabbench list` shows them.
-pub static SUITES: &[&dyn Suite] = &[&osu::Latency, &osu::Bw, &osu::Bibw];
+pub static SUITES: &[&dyn DynSuite] = &[&osu::LATENCY, &osu::BW, &osu::BIBW];
 
-pub fn find(name: &str) -> Option<&'static dyn Suite> {
+pub fn find(name: &str) -> Option<&'static dyn DynSuite> {
     SUITES.iter().copied().find(|s| s.name() == name)
 }
 
 pub fn names() -> Vec<&'static str> {
     SUITES.iter().map(|s| s.name()).collect()
+}
+
+/// Every option any suite takes, once each (suites that share an option declare it alike).
+pub fn all_options() -> Vec<OptionDef> {
+    let mut out: Vec<OptionDef> = Vec::new();
+    for s in SUITES {
+        for o in s.options() {
+            if !out.iter().any(|x| x.long == o.long) {
+                out.push(*o);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -125,10 +80,24 @@ mod tests {
     }
 
     #[test]
-    fn rank_rules() {
-        assert!(RankRule::Exactly(2).allows(2));
-        assert!(!RankRule::Exactly(2).allows(1));
-        assert!(RankRule::AtLeast(2).allows(8));
-        assert_eq!(RankRule::Exactly(2).describe(), "exactly 2 ranks");
+    fn names_are_unique_and_shared_options_are_declared_alike() {
+        let mut n = names();
+        n.sort();
+        n.dedup();
+        assert_eq!(n.len(), SUITES.len());
+        for s in SUITES {
+            for o in s.options() {
+                let first = all_options()
+                    .into_iter()
+                    .find(|x| x.long == o.long)
+                    .unwrap();
+                assert_eq!(&first, o, "{} declares --{} differently", s.name(), o.long);
+            }
+        }
+        let shorts: Vec<char> = all_options().iter().filter_map(|o| o.short).collect();
+        let mut unique = shorts.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), shorts.len(), "a short option is taken twice");
     }
 }

@@ -39,6 +39,9 @@ pub enum TransportError {
     Setup(String),
     #[error("{0}")]
     Config(String),
+    /// A call's arguments do not fit (buffer lengths, counts, ranks).
+    #[error("{0}")]
+    Usage(String),
     #[error("wire: {0}")]
     Io(String),
     #[error("deadlock: every rank is waiting and nothing is in flight ({0})")]
@@ -47,6 +50,21 @@ pub enum TransportError {
     Limit(String),
     #[error("rank {rank} failed: {message}")]
     Remote { rank: usize, message: String },
+}
+
+impl TransportError {
+    /// The error with `stage` named where it says which stage a peer was lost in (the wire
+    /// that noticed does not know the stage; the engine does).
+    pub fn with_stage(self, stage: &str) -> TransportError {
+        match self {
+            TransportError::PeerGone { peer, why, .. } => TransportError::PeerGone {
+                peer,
+                why,
+                stage: stage.to_string(),
+            },
+            other => other,
+        }
+    }
 }
 
 pub type Result<T, E = TransportError> = std::result::Result<T, E>;

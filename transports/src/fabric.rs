@@ -1,16 +1,17 @@
-//! The fabric registry: every fabric fabbench can run, whether it is usable here, its
-//! tunables, and how to build its transport. Adding a fabric is one module plus one line in
-//! [`FABRICS`]; the shared conformance suite (`tests/conformance.rs`) then runs it.
+//! What a fabric is, as the registry ([`crate::registry`]) lists it: its name, kind, whether
+//! it can run here, its tunables and their defaults, how its ranks are started and cleaned up
+//! after, and how its transport is built. Each fabric module defines one [`FabricDef`]; this
+//! module knows none of them, so fabric modules depend on it and never the other way round.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::bootstrap::Bootstrap;
-use bench_core::tunables::{Def, Kind, Registry, Settings};
+use bench_core::tunables::{Def, Kind, Settings};
 
-use crate::engine::{Engine, EngineConfig, Schedule, SingleCopy};
-use crate::error::{Result, TransportError};
-use crate::shm::{ShmConfig, ShmWire};
+use crate::engine::{EngineConfig, Schedule, SingleCopy};
+use crate::error::Result;
 use crate::transport::Transport;
 
 /// How a fabric's ranks run.
@@ -37,6 +38,38 @@ pub struct FabricContext<'a> {
     pub settings: &'a Settings,
 }
 
+/// What a launcher hook is asked to start: `ranks` copies of `program args`, each with `env`.
+pub struct LaunchRequest<'a> {
+    pub ranks: usize,
+    pub settings: &'a Settings,
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    /// The launcher program the user named (`--mpirun`).
+    pub launcher: &'a str,
+}
+
+/// The one command that starts every rank (mpirun with its arguments).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Environment for the launcher (and through it, the ranks).
+    pub env: Vec<(String, String)>,
+}
+
+/// How a fabric's ranks are started when fabbench starts them.
+#[derive(Clone, Copy)]
+pub enum Launch {
+    /// One process per rank, started and supervised by fabbench's local launcher.
+    Processes,
+    /// Threads of the calling process (emulated fabrics, in virtual time).
+    Threads,
+    /// One launcher process starts every rank; the hook builds its command line, or says in
+    /// one line why it cannot.
+    Launcher(fn(&LaunchRequest) -> std::result::Result<LaunchCommand, String>),
+}
+
 pub struct FabricDef {
     pub name: &'static str,
     pub kind: FabricKind,
@@ -48,9 +81,49 @@ pub struct FabricDef {
     pub defaults: &'static [(&'static str, &'static str)],
     /// Engine tunables whose role a fabric tunable takes: (engine name, fabric name).
     pub replaces: &'static [(&'static str, &'static str)],
-    /// Shared tunables that mean nothing on this fabric (left out of its comment line).
+    /// Shared tunables that mean nothing on this fabric (left out of its settings line).
     pub ignores: &'static [&'static str],
+    /// Whether the fabric can have `n` ranks (hardware topologies); the refusal in one line.
+    pub check_ranks: fn(n: usize) -> std::result::Result<(), String>,
+    pub launch: Launch,
+    /// Removes whatever a job with this id may have left behind (shared-memory segments),
+    /// called after every job, however it ended.
+    pub cleanup: fn(job_id: &str),
+    /// The library underneath, named first in the settings line (an MPI's version line).
+    pub library: fn() -> Option<String>,
     pub connect: fn(&FabricContext) -> Result<Box<dyn Transport>>,
+}
+
+impl FabricDef {
+    /// The settings that matter on this fabric, as output names them: the engine's tunables
+    /// (less those that mean nothing here) and the fabric's own; on an MPI fabric the library
+    /// first, then only the MPI variables that are set.
+    pub fn settings_line(&self, settings: &Settings) -> String {
+        let prefix = format!("{}.", self.name);
+        let mpi = self.kind == FabricKind::Mpi;
+        let library = (self.library)()
+            .and_then(|l| l.split([',', '\n']).next().map(|s| s.trim().to_string()))
+            .unwrap_or_default();
+        let line = settings
+            .iter()
+            .filter(|(name, v, _)| {
+                let irrelevant = *name == "timeout" || self.ignores.contains(name);
+                // MPI runs its own protocols: only the MPI variables that are set matter.
+                let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
+                    && !irrelevant
+                    && !mpi
+                    && !self.replaces.iter().any(|(e, _)| e == name);
+                engine || (name.starts_with(&prefix) && !(mpi && v.to_string().is_empty()))
+            })
+            .map(|(name, v, _)| format!("{name}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match (library.is_empty(), line.is_empty()) {
+            (false, false) => format!("{library}; {line}"),
+            (false, true) => library,
+            _ => line,
+        }
+    }
 }
 
 /// What an emulated fabric ignores: its ranks are threads in virtual time (no placement) and
@@ -118,35 +191,25 @@ pub const ENGINE_TUNABLES: &[Def] = &[
     },
 ];
 
-/// Every fabric, in the order `fabbench list` shows them.
-pub static FABRICS: &[FabricDef] = &[
-    crate::shm::FABRIC,
-    crate::tcp::FABRIC,
-    crate::emulated::hyperlink::FABRIC,
-    crate::emulated::rapidio::FABRIC,
-    crate::emulated::bxi::FABRIC,
-    crate::mpi::FABRIC,
-];
-
 pub(crate) fn always_usable() -> Availability {
     Availability::Usable
 }
 
-pub fn find(name: &str) -> Option<&'static FabricDef> {
-    FABRICS.iter().find(|f| f.name == name)
+/// A fabric that takes any number of ranks.
+pub(crate) fn any_ranks(n: usize) -> std::result::Result<(), String> {
+    if n >= 1 {
+        Ok(())
+    } else {
+        Err("a job needs at least one rank".into())
+    }
 }
 
-/// The names of every fabric, for error messages.
-pub fn names() -> Vec<&'static str> {
-    FABRICS.iter().map(|f| f.name).collect()
-}
+/// A fabric that leaves nothing behind.
+pub(crate) fn nothing_to_clean(_job_id: &str) {}
 
-/// The registry of every tunable: the engine's and each fabric's.
-pub fn registry(extra: &[&'static [Def]]) -> Registry {
-    let mut groups: Vec<&[Def]> = vec![ENGINE_TUNABLES];
-    groups.extend(FABRICS.iter().map(|f| (f.tunables)()));
-    groups.extend_from_slice(extra);
-    Registry::new(&groups)
+/// A fabric with no library underneath.
+pub(crate) fn no_library() -> Option<String> {
+    None
 }
 
 /// The engine settings in force.
@@ -165,63 +228,4 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
 /// How long setup steps (bootstrap exchanges) may take.
 pub fn setup_timeout(s: &Settings) -> Duration {
     s.duration("timeout")
-}
-
-pub(crate) fn connect_shm(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
-    let cfg = engine_config(ctx.settings);
-    let scfg = ShmConfig::new(
-        ctx.settings.size("shm.ring_bytes") as usize,
-        cfg.eager_limit,
-        cfg.frag_size,
-        cfg.timeout,
-    )
-    .with_probe(cfg.single_copy == SingleCopy::Auto, cfg.single_copy_share);
-    let wire = ShmWire::connect(ctx.boot.as_ref(), scfg)?;
-    Ok(Box::new(Engine::new(
-        Box::new(wire),
-        cfg,
-        Some(ctx.boot.clone()),
-    )?))
-}
-
-pub(crate) fn shm_availability() -> Availability {
-    let dir = crate::shm::segment::segment_path("probe", "probe");
-    match dir.parent() {
-        Some(p) if p.is_dir() => Availability::Usable,
-        _ => Availability::Unusable("no /dev/shm or temporary directory".into()),
-    }
-}
-
-/// Fails with a one-line reason if `name` cannot run here.
-pub fn check_usable(def: &FabricDef) -> Result<()> {
-    match (def.availability)() {
-        Availability::Usable => Ok(()),
-        Availability::Unusable(why) => Err(TransportError::Config(format!(
-            "fabric {} cannot run here: {why}",
-            def.name
-        ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_default_is_valid_and_names_are_unique() {
-        let r = registry(&[]);
-        let s = r.defaults();
-        let cfg = engine_config(&s);
-        assert_eq!(cfg.eager_limit, 4096);
-        for f in FABRICS {
-            let mut s = r.defaults();
-            for (k, v) in f.defaults {
-                s.set(&r, k, v, bench_core::tunables::Source::Fabric)
-                    .unwrap_or_else(|e| panic!("fabric {} default {k}={v}: {e}", f.name));
-            }
-        }
-        let mut names = names();
-        names.dedup();
-        assert_eq!(names.len(), FABRICS.len());
-    }
 }

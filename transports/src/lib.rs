@@ -4,8 +4,8 @@
 //! [`engine::Engine`] implements tag matching and the eager and rendezvous protocols once for
 //! every wire; a [`transport::Transport`] is what the engine (or an MPI library) offers; and
 //! [`comm::Comm`] gives suites blocking and nonblocking point-to-point calls, collectives and
-//! the only clock they may read. [`fabric`] is the registry that names each fabric, says
-//! whether it can run here, and builds its transport.
+//! the only clock they may read. [`fabric`] says what a fabric is (how it is built, started and
+//! cleaned up after), and [`registry`] lists every fabric and every tunable.
 
 pub mod emulated;
 pub mod engine;
@@ -18,6 +18,7 @@ pub mod wire;
 pub use error::{Result, TransportError};
 pub mod comm;
 pub mod fabric;
+pub mod registry;
 pub mod shm;
 pub mod spin;
 pub mod tcp;

@@ -673,6 +673,10 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     defaults: &[("eager_limit", "64K"), ("frag_size", "512K")],
     replaces: &[],
     ignores: &["single_copy", "single_copy_share"],
+    check_ranks: crate::fabric::any_ranks,
+    launch: crate::fabric::Launch::Processes,
+    cleanup: crate::fabric::nothing_to_clean,
+    library: crate::fabric::no_library,
     connect,
 };
 

@@ -8,12 +8,24 @@ use crate::error::Result;
 /// A message tag. User tags are non-negative.
 pub type Tag = i32;
 
-/// Separates collective traffic from user point-to-point traffic, as an MPI context id does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Context {
-    PointToPoint = 0,
-    Collective = 1,
+/// Separates traffic of different communicators, and collective traffic from user
+/// point-to-point traffic within one, as an MPI context id does. A communicator has a pair:
+/// `2k` for its point-to-point messages and `2k + 1` for its collectives; the world's is pair 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Context(pub u8);
+
+impl Context {
+    /// The world communicator's point-to-point traffic.
+    pub const POINT_TO_POINT: Context = Context(0);
+    /// The world communicator's collective traffic.
+    pub const COLLECTIVE: Context = Context(1);
+    /// The most communicators (context pairs) a rank can have had over one transport.
+    pub const PAIRS: u16 = 128;
+
+    /// Pair `k`'s point-to-point and collective contexts.
+    pub fn pair(k: u8) -> (Context, Context) {
+        (Context(2 * k), Context(2 * k + 1))
+    }
 }
 
 /// What a completed receive got.
@@ -53,21 +65,26 @@ pub enum ReduceOp {
     Sum,
     Max,
     Min,
+    Prod,
 }
 
-/// The element types collectives reduce.
+/// The element types collectives carry and reduce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElemKind {
+    U8,
     F64,
     F32,
     U64,
     I64,
     U32,
     I32,
+    /// A pair of f64, real then imaginary (C's `double complex`).
+    C64,
 }
 
 /// Collectives a transport implements itself (an MPI library's own). Buffers hold elements in
-/// the host's representation.
+/// the host's representation. Counts and displacements of the data-moving collectives are in
+/// bytes (per rank, in rank order); those of reductions in elements.
 pub trait NativeCollectives: Sync {
     fn barrier(&self) -> Result<()>;
     fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()>;
@@ -80,6 +97,60 @@ pub trait NativeCollectives: Sync {
         root: usize,
     ) -> Result<()>;
     fn allreduce(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, op: ReduceOp) -> Result<()>;
+    /// Every rank's `send` (equal lengths) into the root's `recv`, in rank order.
+    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()>;
+    fn gatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        root: usize,
+    ) -> Result<()>;
+    /// The root's `send` cut into equal blocks, block `r` to rank `r`.
+    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()>;
+    fn scatterv(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        root: usize,
+    ) -> Result<()>;
+    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()>;
+    fn allgatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()>;
+    /// Block `r` of `send` to rank `r`; block `r` of `recv` from rank `r` (equal blocks).
+    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()>;
+    #[allow(clippy::too_many_arguments)]
+    fn alltoallv(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<()>;
+    /// Reduces `send` element-wise; rank `r` gets `counts[r]` elements of the result.
+    fn reduce_scatter(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        kind: ElemKind,
+        op: ReduceOp,
+    ) -> Result<()>;
+    /// Inclusive prefix reduction: rank `r` gets the reduction over ranks `0..=r`.
+    fn scan(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, op: ReduceOp) -> Result<()>;
+    /// A sub-communicator of the ranks with the same `color` (None: not a member), ordered by
+    /// `key` then rank, as a transport of its own.
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Box<dyn Transport>>>;
 }
 
 pub trait Transport: Send + Sync {
@@ -125,6 +196,7 @@ pub trait Transport: Send + Sync {
     ///
     /// # Safety
     /// As for [`Transport::isend`], until every one completes.
+    #[allow(clippy::too_many_arguments)]
     unsafe fn isend_many(
         &self,
         buf: *const u8,
@@ -132,10 +204,11 @@ pub trait Transport: Send + Sync {
         count: usize,
         dst: usize,
         tag: Tag,
+        ctx: Context,
         out: &mut Vec<ReqId>,
     ) -> Result<()> {
         for _ in 0..count {
-            out.push(self.isend(buf, len, dst, tag, Context::PointToPoint)?);
+            out.push(self.isend(buf, len, dst, tag, ctx)?);
         }
         Ok(())
     }
@@ -143,6 +216,7 @@ pub trait Transport: Send + Sync {
     ///
     /// # Safety
     /// As for [`Transport::irecv`], until every one completes.
+    #[allow(clippy::too_many_arguments)]
     unsafe fn irecv_many(
         &self,
         buf: *mut u8,
@@ -150,10 +224,11 @@ pub trait Transport: Send + Sync {
         count: usize,
         src: usize,
         tag: Tag,
+        ctx: Context,
         out: &mut Vec<ReqId>,
     ) -> Result<()> {
         for _ in 0..count {
-            out.push(self.irecv(buf, cap, Some(src), Some(tag), Context::PointToPoint)?);
+            out.push(self.irecv(buf, cap, Some(src), Some(tag), ctx)?);
         }
         Ok(())
     }

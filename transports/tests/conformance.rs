@@ -3,19 +3,23 @@
 //! Fabrics whose ranks must be processes started by an MPI launcher are covered by their own
 //! end-to-end tests instead.
 
+#[path = "checks/collectives.rs"]
+mod collective_checks;
+
 use std::sync::{Arc, Mutex};
 use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::Source;
 use transports::comm::{Comm, ReduceOp};
-use transports::fabric::{self, Availability, FabricContext, FabricDef, FabricKind};
+use transports::fabric::{Availability, FabricContext, FabricDef, FabricKind};
+use transports::registry;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Runs `body` on `n` thread-ranks of `def`, with `sets` applied to the tunables.
 fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
-    let registry = fabric::registry(&[]);
+    let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
     for (k, v) in def.defaults {
         settings.set(&registry, k, v, Source::Fabric).unwrap();
@@ -45,7 +49,7 @@ fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Co
 }
 
 fn testable() -> Vec<&'static FabricDef> {
-    fabric::FABRICS
+    registry::FABRICS
         .iter()
         .filter(|f| f.kind != FabricKind::Mpi)
         .filter(|f| match (f.availability)() {
@@ -199,6 +203,66 @@ fn collectives_agree() {
             });
         }
     }
+}
+
+/// The rank counts collectives are checked at: powers of two and not, one rank alone.
+const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 8];
+
+#[test]
+fn every_collective_agrees_with_its_definition_at_every_rank_count() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        for n in RANKS {
+            if let Err(why) = (def.check_ranks)(n) {
+                // A fabric that cannot have n ranks (hyperlink's topologies) must say so when
+                // asked to connect them, not hang or half-work.
+                let err = connect_error(def, n);
+                assert!(
+                    err.contains(&why),
+                    "{} with {n} ranks: expected the refusal {why:?}, got {err:?}",
+                    def.name
+                );
+                eprintln!("conformance: {} refuses {n} ranks: {why}", def.name);
+                continue;
+            }
+            on_fabric(def, n, &[], |c| collective_checks::all(c, def.name));
+        }
+    }
+}
+
+/// What connecting `n` thread-ranks of `def` fails with (every rank must fail).
+fn connect_error(def: &FabricDef, n: usize) -> String {
+    let registry = registry::registry(&[]);
+    let mut settings = registry.defaults();
+    for (k, v) in def.defaults {
+        settings.set(&registry, k, v, Source::Fabric).unwrap();
+    }
+    let (boots, _events) = local::group(n);
+    let errors: Vec<String> = thread::scope(|s| {
+        let hs: Vec<_> = boots
+            .into_iter()
+            .map(|b| {
+                let settings = &settings;
+                s.spawn(move || {
+                    let ctx = FabricContext {
+                        boot: Arc::new(b),
+                        settings,
+                    };
+                    match (def.connect)(&ctx) {
+                        Ok(_) => String::new(),
+                        Err(e) => e.to_string(),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        errors.iter().all(|e| !e.is_empty()),
+        "{} connected {n} ranks it says it cannot have",
+        def.name
+    );
+    errors[0].clone()
 }
 
 #[test]

@@ -7,7 +7,8 @@ use std::thread;
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::Source;
 use transports::comm::Comm;
-use transports::fabric::{self, FabricContext};
+use transports::fabric::FabricContext;
+use transports::registry;
 use transports::Result;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -19,8 +20,8 @@ fn on<R: Send>(
     sets: &[(&str, &str)],
     body: impl Fn(&Comm) -> R + Sync,
 ) -> Vec<Result<R>> {
-    let def = fabric::find(name).unwrap();
-    let registry = fabric::registry(&[]);
+    let def = registry::find(name).unwrap();
+    let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
     for (k, v) in def.defaults {
         settings.set(&registry, k, v, Source::Fabric).unwrap();

@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::{Settings, Source};
 use transports::comm::Comm;
-use transports::fabric::{self, FabricContext};
+use transports::fabric::FabricContext;
+use transports::registry;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn settings(sets: &[(&str, &str)]) -> Settings {
-    let registry = fabric::registry(&[]);
+    let registry = registry::registry(&[]);
     let mut s = registry.defaults();
-    for (k, v) in fabric::find("tcp").unwrap().defaults {
+    for (k, v) in registry::find("tcp").unwrap().defaults {
         s.set(&registry, k, v, Source::Fabric).unwrap();
     }
     for (k, v) in sets {
@@ -28,7 +29,7 @@ fn settings(sets: &[(&str, &str)]) -> Settings {
 
 fn connect(boot: Arc<dyn Bootstrap>, s: &Settings) -> transports::Result<Comm> {
     let ctx = FabricContext { boot, settings: s };
-    Ok(Comm::new((fabric::find("tcp").unwrap().connect)(&ctx)?))
+    Ok(Comm::new((registry::find("tcp").unwrap().connect)(&ctx)?))
 }
 
 #[test]

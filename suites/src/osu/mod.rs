@@ -2,16 +2,29 @@
 //! sizes, the same warm-up and iteration rule for small and large messages, a window of 64 for
 //! bw and bibw, one-way latency as half the round trip, bandwidth in MB/s (10^6 bytes/s) as
 //! total bytes over total time. Each timed iteration is also kept as a raw sample.
+//!
+//! The three share their options, parameters, buffers and validation; each test is only what
+//! differs: its names, its rule, its metric and one iteration ([`OsuTest`]).
 
 mod bibw;
 mod bw;
 mod latency;
+mod params;
 
 pub use bibw::Bibw;
 pub use bw::Bw;
 pub use latency::Latency;
+pub use params::{message_sizes, OsuParams, OPTIONS};
 
-use crate::{RunOptions, SuiteError};
+use std::marker::PhantomData;
+
+use bench_core::measure::{Layout, Metric, PointKey};
+use transports::comm::Comm;
+
+use crate::buffer::AlignedBuf;
+use crate::options::{OptionDef, SuiteArgs};
+use crate::ranks::RankRule;
+use crate::suite::{Bench, Measure, ParamError, Schedule, Suite, SuiteError};
 
 /// OSU's boundary between small and large messages: sizes above it use the large rule.
 pub const LARGE_MESSAGE_SIZE: u64 = 8192;
@@ -21,6 +34,13 @@ pub const DEFAULT_MAX_SIZE: u64 = 1 << 22;
 pub const DEFAULT_WINDOW: u64 = 64;
 /// OSU prints this version in its headers; fabbench reproduces 7.4's semantics.
 pub const OSU_VERSION: &str = "v7.4";
+
+/// osu_latency as a registered suite.
+pub static LATENCY: Osu<Latency> = Osu(PhantomData);
+/// osu_bw as a registered suite.
+pub static BW: Osu<Bw> = Osu(PhantomData);
+/// osu_bibw as a registered suite.
+pub static BIBW: Osu<Bibw> = Osu(PhantomData);
 
 /// Iterations and warm-up for one size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,20 +53,20 @@ pub struct Rule {
 
 impl Rule {
     /// (timed iterations, warm-up iterations) for `size`, with `-i`/`-x` overriding both.
-    pub fn for_size(&self, size: u64, opts: &RunOptions) -> (u64, u64) {
+    pub fn for_size(&self, size: u64, p: &OsuParams) -> (u64, u64) {
         let (i, s) = if size > LARGE_MESSAGE_SIZE {
             (self.large_iters, self.large_skip)
         } else {
             (self.small_iters, self.small_skip)
         };
-        (opts.iterations.unwrap_or(i), opts.warmup.unwrap_or(s))
+        (p.iterations.unwrap_or(i), p.warmup.unwrap_or(s))
     }
 }
 
 /// OSU's size sequence: from MIN, doubling (0 is followed by 1), up to MAX.
-pub fn sizes(default_min: u64, opts: &RunOptions) -> Vec<u64> {
-    let min = opts.min_size.unwrap_or(default_min);
-    let max = opts.max_size.unwrap_or(DEFAULT_MAX_SIZE);
+pub fn sizes(default_min: u64, p: &OsuParams) -> Vec<u64> {
+    let min = p.min_size.unwrap_or(default_min);
+    let max = p.max_size.unwrap_or(DEFAULT_MAX_SIZE);
     let mut out = Vec::new();
     let mut s = min;
     while s <= max {
@@ -95,19 +115,170 @@ pub fn check_pattern(buf: &[u8], iteration: u64, size: u64) -> Result<(), SuiteE
     }
 }
 
+/// What one OSU test is, beyond what the trio shares.
+pub trait OsuTest: 'static {
+    const NAME: &'static str;
+    const SUMMARY: &'static str;
+    /// The title without OSU's version: "OSU MPI Latency Test".
+    const TITLE: &'static str;
+    /// The metric column's header.
+    const COLUMN: &'static str;
+    /// The smallest default size (latency starts at 0 bytes, bandwidth at 1).
+    const MIN_SIZE: u64;
+    const RULE: Rule;
+    /// Whether received data is checked after each timed iteration; otherwise the iteration
+    /// checks it itself (osu_bw's receiver checks before it acknowledges the window).
+    const CHECK_AFTER: bool;
+    /// The metric of one sample at `size` with `window` messages per iteration.
+    fn metric(size: u64, window: u64) -> Metric;
+    /// One timed iteration.
+    fn iteration(io: &mut Io<'_>, i: u64) -> Result<(), SuiteError>;
+}
+
+/// A registered OSU suite; `T` says which.
+pub struct Osu<T>(PhantomData<fn() -> T>);
+
+/// One rank's buffers and peer for an OSU test, at the size being measured.
+pub struct Io<'c> {
+    pub comm: &'c Comm,
+    pub params: &'c OsuParams,
+    pub sbuf: AlignedBuf,
+    pub rbuf: AlignedBuf,
+    pub size: u64,
+    /// `size` as a slice length.
+    pub n: usize,
+    pub me: usize,
+    pub peer: usize,
+    pub window: usize,
+}
+
+/// The bench of an OSU test.
+pub struct OsuBench<'c, T> {
+    io: Io<'c>,
+    _test: PhantomData<fn() -> T>,
+}
+
+impl<T: OsuTest> Bench for OsuBench<'_, T> {
+    fn at(&mut self, key: &PointKey) -> Result<Measure, SuiteError> {
+        let size = key
+            .size
+            .ok_or_else(|| ParamError(format!("{} measures message sizes; got {key}", T::NAME)))?;
+        let io = &mut self.io;
+        io.size = size;
+        io.n = size as usize;
+        let (iterations, warmup) = T::RULE.for_size(size, io.params);
+        Ok(Measure {
+            iterations,
+            warmup,
+            validate: io.params.validate,
+            metrics: vec![T::metric(size, io.window as u64)],
+        })
+    }
+
+    fn prepare(&mut self, i: u64) {
+        let io = &mut self.io;
+        prepare(
+            &mut io.sbuf.as_mut_slice()[..io.n],
+            &mut io.rbuf.as_mut_slice()[..io.n],
+            i,
+            io.size,
+        );
+    }
+
+    #[inline]
+    fn iteration(&mut self, i: u64) -> Result<(), SuiteError> {
+        T::iteration(&mut self.io, i)
+    }
+
+    fn check(&mut self, i: u64) -> Result<(), SuiteError> {
+        if T::CHECK_AFTER {
+            check_pattern(&self.io.rbuf.as_slice()[..self.io.n], i, self.io.size)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl<T: OsuTest> Suite for Osu<T> {
+    type Params = OsuParams;
+    type Bench<'c> = OsuBench<'c, T>;
+
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn summary(&self) -> &'static str {
+        T::SUMMARY
+    }
+
+    fn ranks(&self) -> RankRule {
+        RankRule::Exactly(2)
+    }
+
+    fn options(&self) -> &'static [OptionDef] {
+        OPTIONS
+    }
+
+    fn params(&self, args: &SuiteArgs) -> Result<OsuParams, ParamError> {
+        OsuParams::from_args(args)
+    }
+
+    fn layout(&self, p: &OsuParams) -> Layout {
+        Layout::Osu {
+            title: format!("{} {OSU_VERSION}", T::TITLE),
+            column: T::COLUMN.into(),
+            tail: p.tail,
+            validation: p.validate,
+        }
+    }
+
+    fn schedule(&self, p: &OsuParams) -> Schedule {
+        Schedule::Fixed(
+            sizes(T::MIN_SIZE, p)
+                .into_iter()
+                .map(PointKey::size)
+                .collect(),
+        )
+    }
+
+    fn start<'c>(
+        &'c self,
+        comm: &'c Comm,
+        params: &'c OsuParams,
+    ) -> Result<OsuBench<'c, T>, SuiteError> {
+        let max = *sizes(T::MIN_SIZE, params).last().unwrap_or(&0) as usize;
+        let me = comm.rank();
+        Ok(OsuBench {
+            io: Io {
+                comm,
+                params,
+                // At least a byte: osu_bw's acknowledgement uses one.
+                sbuf: AlignedBuf::new(max.max(1), b'a'),
+                rbuf: AlignedBuf::new(max.max(1), b'b'),
+                size: 0,
+                n: 0,
+                me,
+                peer: 1 - me.min(1),
+                window: params.window.unwrap_or(DEFAULT_WINDOW) as usize,
+            },
+            _test: PhantomData,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn osu_size_sequences() {
-        let d = RunOptions::default();
+        let d = OsuParams::default();
         let lat = sizes(0, &d);
         assert_eq!(&lat[..4], &[0, 1, 2, 4]);
         assert_eq!(*lat.last().unwrap(), 4 << 20);
         assert_eq!(lat.len(), 24);
         assert_eq!(sizes(1, &d).len(), 23);
-        let o = RunOptions {
+        let o = OsuParams {
             min_size: Some(3),
             max_size: Some(50),
             ..Default::default()
@@ -123,10 +294,10 @@ mod tests {
             large_iters: 1000,
             large_skip: 10,
         };
-        let d = RunOptions::default();
+        let d = OsuParams::default();
         assert_eq!(r.for_size(8192, &d), (10_000, 100));
         assert_eq!(r.for_size(8193, &d), (1000, 10));
-        let o = RunOptions {
+        let o = OsuParams {
             iterations: Some(5),
             warmup: Some(1),
             ..Default::default()
@@ -150,5 +321,30 @@ mod tests {
             Err(SuiteError::Validation { offset: 123, .. }) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_trio_lays_out_as_osu_does() {
+        let p = OsuParams {
+            tail: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            Suite::layout(&LATENCY, &p),
+            Layout::Osu {
+                title: "OSU MPI Latency Test v7.4".into(),
+                column: "Avg Latency(us)".into(),
+                tail: true,
+                validation: false
+            }
+        );
+        let Layout::Osu { title, column, .. } = Suite::layout(&BIBW, &p);
+        assert_eq!(title, "OSU MPI Bi-Directional Bandwidth Test v7.4");
+        assert_eq!(column, "Bandwidth (MB/s)");
+        assert_eq!(
+            Suite::schedule(&BW, &p).planned(),
+            Some(23),
+            "bw starts at 1 byte"
+        );
     }
 }

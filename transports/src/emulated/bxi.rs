@@ -231,5 +231,9 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
         ("frag_size", "bxi.rndv_fragment_size"),
     ],
     ignores: crate::fabric::EMULATED_IGNORES,
+    check_ranks: crate::fabric::any_ranks,
+    launch: crate::fabric::Launch::Threads,
+    cleanup: crate::fabric::nothing_to_clean,
+    library: crate::fabric::no_library,
     connect,
 };

@@ -87,13 +87,20 @@ pub struct Hyperlink {
     stalled: Option<String>,
 }
 
+/// The topologies TI's hlink BTL supports: one rank on each of 2, 3 or 4 nodes.
+fn check_ranks(n: usize) -> std::result::Result<(), String> {
+    if (2..=4).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!(
+            "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
+        ))
+    }
+}
+
 impl Hyperlink {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
-        if !(2..=4).contains(&n) {
-            return Err(TransportError::Config(format!(
-                "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
-            )));
-        }
+        check_ranks(n).map_err(TransportError::Config)?;
         let line_mbps = s.int("hyperlink.lanes") as f64 * s.float("hyperlink.gbaud") * 1e3 / 8.0
             * s.float("hyperlink.encoding");
         let frag_bytes = s.size("hyperlink.frag_bytes");
@@ -403,5 +410,9 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ],
     replaces: &[],
     ignores: crate::fabric::EMULATED_IGNORES,
+    check_ranks,
+    launch: crate::fabric::Launch::Threads,
+    cleanup: crate::fabric::nothing_to_clean,
+    library: crate::fabric::no_library,
     connect,
 };

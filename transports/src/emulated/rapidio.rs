@@ -300,5 +300,9 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     defaults: &[],
     replaces: &[],
     ignores: crate::fabric::EMULATED_IGNORES,
+    check_ranks: crate::fabric::any_ranks,
+    launch: crate::fabric::Launch::Threads,
+    cleanup: crate::fabric::nothing_to_clean,
+    library: crate::fabric::no_library,
     connect,
 };

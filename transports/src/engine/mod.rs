@@ -40,7 +40,7 @@ pub use config::{EngineConfig, Schedule, SingleCopy, SHARE_MIN};
 use ops::{Op, Ptr, SendOp, SendPhase};
 use protocol::encode;
 use state::{Core, State};
-use waiting::{describe_pending, with_stage, Pending, RxThread, Waiter};
+use waiting::{describe_pending, Pending, RxThread, Waiter};
 
 /// The engine: a [`Transport`] over any [`Wire`].
 pub struct Engine {
@@ -179,7 +179,7 @@ impl Transport for Engine {
         let seq = core.st.send_seq[dst];
         core.st.send_seq[dst] = seq.wrapping_add(1);
         let mut h = Header::new(FrameType::Eager);
-        h.ctx = ctx as u8;
+        h.ctx = ctx.0;
         h.tag = tag;
         h.seq = seq;
         h.src = self.rank as u32;
@@ -204,7 +204,7 @@ impl Transport for Engine {
                 let sent = core
                     .wire
                     .try_send(dst, kind, &hb[..hn], payload)
-                    .map_err(|e| with_stage(e, &core.st.stage))?;
+                    .map_err(|e| e.with_stage(&core.st.stage))?;
                 if sent {
                     core.st.counters.frames_sent += 1;
                     core.st.counters.bytes_sent += len as u64;
@@ -217,7 +217,7 @@ impl Transport for Engine {
             len,
             dst,
             tag,
-            ctx: ctx as u8,
+            ctx: ctx.0,
             seq,
             phase: SendPhase::Queued,
         }));
@@ -226,7 +226,7 @@ impl Transport for Engine {
             && core.st.pending_first[dst].is_empty()
             && core
                 .emit_first(idx)
-                .map_err(|e| with_stage(e, &core.st.stage))?
+                .map_err(|e| e.with_stage(&core.st.stage))?
         {
             return Ok(id);
         }
@@ -245,7 +245,7 @@ impl Transport for Engine {
     ) -> Result<ReqId> {
         let mut core = self.lock()?;
         self.check_source(src)?;
-        core.post_recv(buf, cap, src, tag, ctx as u8)
+        core.post_recv(buf, cap, src, tag, ctx.0)
     }
 
     unsafe fn send(
@@ -274,7 +274,7 @@ impl Transport for Engine {
         let mut guard = self.lock()?;
         let core = &mut *guard;
         self.check_source(src)?;
-        let ctx = ctx as u8;
+        let ctx = ctx.0;
         let what = |_: &State| Pending {
             rank: src,
             peer: src
@@ -301,7 +301,7 @@ impl Transport for Engine {
                 }
                 st.on_frame(peer, frame)
             });
-            let n = polled.map_err(|e| with_stage(e, &core.st.stage))?;
+            let n = polled.map_err(|e| e.with_stage(&core.st.stage))?;
             if let Some(status) = got {
                 return Ok(status);
             }

@@ -11,7 +11,6 @@ use crate::wire::{FragKind, GetOutcome, Protocol};
 use super::config::{Schedule, SingleCopy, SHARE_MIN};
 use super::ops::{Op, RecvPhase, SendPhase};
 use super::state::{Core, State};
-use super::waiting::with_stage;
 
 /// Frames one progress pass may emit before it polls again, so receiving never starves.
 const SEND_BUDGET: usize = 64;
@@ -211,7 +210,7 @@ impl Core {
     #[inline]
     pub(super) fn progress(&mut self) -> Result<bool> {
         self.progress_inner()
-            .map_err(|e| with_stage(e, &self.st.stage))
+            .map_err(|e| e.with_stage(&self.st.stage))
     }
 
     #[inline]

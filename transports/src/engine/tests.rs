@@ -202,12 +202,12 @@ fn engines_on(
 }
 
 fn send(e: &Engine, buf: &[u8], dst: usize, tag: Tag) {
-    let r = unsafe { e.isend(buf.as_ptr(), buf.len(), dst, tag, Context::PointToPoint) }.unwrap();
+    let r = unsafe { e.isend(buf.as_ptr(), buf.len(), dst, tag, Context::POINT_TO_POINT) }.unwrap();
     e.wait(r).unwrap();
 }
 
 fn isend(e: &Engine, buf: &[u8], dst: usize, tag: Tag) -> ReqId {
-    unsafe { e.isend(buf.as_ptr(), buf.len(), dst, tag, Context::PointToPoint) }.unwrap()
+    unsafe { e.isend(buf.as_ptr(), buf.len(), dst, tag, Context::POINT_TO_POINT) }.unwrap()
 }
 
 fn irecv(e: &Engine, buf: &mut [u8], src: usize, tag: Tag) -> ReqId {
@@ -217,7 +217,7 @@ fn irecv(e: &Engine, buf: &mut [u8], src: usize, tag: Tag) -> ReqId {
             buf.len(),
             Some(src),
             Some(tag),
-            Context::PointToPoint,
+            Context::POINT_TO_POINT,
         )
     }
     .unwrap()
@@ -225,7 +225,7 @@ fn irecv(e: &Engine, buf: &mut [u8], src: usize, tag: Tag) -> ReqId {
 
 fn recv(e: &Engine, cap: usize, src: Option<usize>, tag: Option<Tag>) -> (Vec<u8>, Status) {
     let mut buf = vec![0u8; cap];
-    let r = unsafe { e.irecv(buf.as_mut_ptr(), cap, src, tag, Context::PointToPoint) }.unwrap();
+    let r = unsafe { e.irecv(buf.as_mut_ptr(), cap, src, tag, Context::POINT_TO_POINT) }.unwrap();
     let st = e.wait(r).unwrap();
     buf.truncate(st.len);
     (buf, st)
@@ -277,9 +277,9 @@ fn posted_receives_match_in_post_order() {
     let e = engines(2, cfg(64), |_| {});
     let mut a = [0u8; 8];
     let mut b = [0u8; 8];
-    let ra = unsafe { e[1].irecv(a.as_mut_ptr(), 8, None, None, Context::PointToPoint) }.unwrap();
-    let rb =
-        unsafe { e[1].irecv(b.as_mut_ptr(), 8, Some(0), Some(3), Context::PointToPoint) }.unwrap();
+    let ra = unsafe { e[1].irecv(a.as_mut_ptr(), 8, None, None, Context::POINT_TO_POINT) }.unwrap();
+    let rb = unsafe { e[1].irecv(b.as_mut_ptr(), 8, Some(0), Some(3), Context::POINT_TO_POINT) }
+        .unwrap();
     send(&e[0], b"one", 1, 3);
     send(&e[0], b"two", 1, 3);
     e[1].wait(ra).unwrap();
@@ -538,7 +538,15 @@ fn a_too_small_buffer_is_a_truncation_error() {
     let e = engines(2, cfg(64), |_| {});
     send(&e[0], b"0123456789", 1, 0);
     let mut buf = [0u8; 4];
-    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 4, Some(0), Some(0), Context::PointToPoint) };
+    let r = unsafe {
+        e[1].irecv(
+            buf.as_mut_ptr(),
+            4,
+            Some(0),
+            Some(0),
+            Context::POINT_TO_POINT,
+        )
+    };
     let err = r.and_then(|r| e[1].wait(r)).unwrap_err();
     assert!(
         matches!(
@@ -566,12 +574,12 @@ fn out_of_order_frames_are_put_back_in_order() {
 fn contexts_keep_collective_and_user_traffic_apart() {
     let e = engines(2, cfg(64), |_| {});
     let c = b"coll";
-    let r = unsafe { e[0].isend(c.as_ptr(), 4, 1, 0, Context::Collective) }.unwrap();
+    let r = unsafe { e[0].isend(c.as_ptr(), 4, 1, 0, Context::COLLECTIVE) }.unwrap();
     e[0].wait(r).unwrap();
     send(&e[0], b"user", 1, 0);
     assert_eq!(recv(&e[1], 8, None, None).0, b"user");
     let mut buf = [0u8; 8];
-    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 8, None, None, Context::Collective) }.unwrap();
+    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 8, None, None, Context::COLLECTIVE) }.unwrap();
     e[1].wait(r).unwrap();
     assert_eq!(&buf[..4], b"coll");
 }
@@ -591,8 +599,16 @@ fn a_wait_that_never_completes_times_out_naming_peer_and_stage() {
     let e = engines(2, c, |_| {});
     e[1].set_stage("osu_latency size 8");
     let mut buf = [0u8; 8];
-    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 8, Some(0), Some(1), Context::PointToPoint) }
-        .unwrap();
+    let r = unsafe {
+        e[1].irecv(
+            buf.as_mut_ptr(),
+            8,
+            Some(0),
+            Some(1),
+            Context::POINT_TO_POINT,
+        )
+    }
+    .unwrap();
     let err = e[1].wait(r).unwrap_err().to_string();
     assert!(err.contains("waiting for rank 0"), "{err}");
     assert!(err.contains("tag 1"), "{err}");
@@ -618,8 +634,16 @@ fn a_message_left_by_a_peer_that_exited_is_still_received() {
     assert_eq!((got, st.source), (msg, 0));
     // Once nothing is left, waiting on the exited peer fails at once, naming it.
     let mut buf = [0u8; 8];
-    let r = unsafe { e[1].irecv(buf.as_mut_ptr(), 8, Some(0), Some(3), Context::PointToPoint) }
-        .unwrap();
+    let r = unsafe {
+        e[1].irecv(
+            buf.as_mut_ptr(),
+            8,
+            Some(0),
+            Some(3),
+            Context::POINT_TO_POINT,
+        )
+    }
+    .unwrap();
     let err = e[1].wait(r).unwrap_err().to_string();
     assert!(err.contains("rank 0") && err.contains("exited"), "{err}");
 }
@@ -627,7 +651,7 @@ fn a_message_left_by_a_peer_that_exited_is_still_received() {
 #[test]
 fn bad_destinations_and_oversized_eager_limits_are_refused() {
     let e = engines(2, cfg(64), |_| {});
-    let err = unsafe { e[0].isend([0u8].as_ptr(), 1, 5, 0, Context::PointToPoint) }.unwrap_err();
+    let err = unsafe { e[0].isend([0u8].as_ptr(), 1, 5, 0, Context::POINT_TO_POINT) }.unwrap_err();
     assert!(err.to_string().contains("ranks 0..1"), "{err}");
     let f = fabric(2);
     let err = Engine::new(Box::new(PipeWire::new(0, 2, f)), cfg(2 << 20), None)

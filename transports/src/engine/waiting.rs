@@ -92,7 +92,7 @@ impl Waiter {
                 self.active();
                 return Ok(());
             }
-            return Err(with_stage(e, &core.st.stage));
+            return Err(e.with_stage(&core.st.stage));
         }
         // The clock starts at the first check, so the fast path never reads it.
         let start = *self.since.get_or_insert_with(Instant::now);
@@ -108,17 +108,6 @@ impl Waiter {
             return Err(e);
         }
         Ok(())
-    }
-}
-
-pub(super) fn with_stage(e: TransportError, stage: &str) -> TransportError {
-    match e {
-        TransportError::PeerGone { peer, why, .. } => TransportError::PeerGone {
-            peer,
-            why,
-            stage: stage.to_string(),
-        },
-        other => other,
     }
 }
 

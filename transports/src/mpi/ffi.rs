@@ -96,7 +96,7 @@ fn pack(call: u8, peer: i64) -> u64 {
     call as u64 | (((peer + 1).max(0) as u64) << 8)
 }
 
-const CALLS: [&str; 8] = [
+const CALLS: [&str; 15] = [
     "nothing",
     "MPI_Send",
     "MPI_Recv",
@@ -105,13 +105,23 @@ const CALLS: [&str; 8] = [
     "MPI_Barrier",
     "MPI_Bcast",
     "MPI_Reduce/Allreduce",
+    "MPI_Gather/Gatherv",
+    "MPI_Scatter/Scatterv",
+    "MPI_Allgather/Allgatherv",
+    "MPI_Alltoall/Alltoallv",
+    "MPI_Reduce_scatter",
+    "MPI_Scan",
+    "MPI_Comm_split",
 ];
 
 pub struct MpiTransport {
     rank: usize,
     size: usize,
+    /// The communicator: MPI_COMM_WORLD, or one MPI_Comm_split made.
     world: CommH,
     coll: CommH,
+    /// Made by MPI_Comm_split: shutting it down frees the communicator, not MPI.
+    sub: bool,
     handles: crate::spin::SpinLock<Handles>,
     clock: RealClock,
     stage: Arc<Mutex<String>>,
@@ -192,6 +202,7 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
         size: size as usize,
         world: CommH(world),
         coll: CommH(coll),
+        sub: false,
         handles: crate::spin::SpinLock::new(Handles(Vec::new())),
         clock: RealClock::new(),
         stage: Arc::new(Mutex::new("setup".into())),
@@ -210,6 +221,23 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
 }
 
 impl MpiTransport {
+    /// Frees a sub-communicator once (MPI must still be running: after MPI_Finalize there is
+    /// nothing left to free).
+    fn free(&self) -> Result<()> {
+        if self.finalized.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut done: c_int = 0;
+        // SAFETY: MPI_Finalized may be called at any time.
+        unsafe { m::MPI_Finalized(&mut done) };
+        if done != 0 {
+            return Ok(());
+        }
+        let mut h = self.world.0;
+        // SAFETY: a communicator this transport made and has not freed.
+        check(unsafe { m::MPI_Comm_free(&mut h) }, "MPI_Comm_free")
+    }
+
     fn start_watchdog(&self, timeout: Duration) {
         let blocked = self.blocked.clone();
         let stop = self.stop.clone();
@@ -272,9 +300,11 @@ impl MpiTransport {
     }
 
     fn comm(&self, ctx: Context) -> m::MPI_Comm {
-        match ctx {
-            Context::PointToPoint => self.world.0,
-            Context::Collective => self.coll.0,
+        // Sub-communicators are MPI's own (MPI_Comm_split), so only the world's pair occurs.
+        if ctx == Context::COLLECTIVE {
+            self.coll.0
+        } else {
+            self.world.0
         }
     }
 
@@ -294,6 +324,8 @@ fn dtype(k: ElemKind) -> m::MPI_Datatype {
     // SAFETY: reading predefined handles after initialisation.
     unsafe {
         match k {
+            ElemKind::U8 => m::RSMPI_UINT8_T,
+            ElemKind::C64 => m::RSMPI_DOUBLE_COMPLEX,
             ElemKind::F64 => m::RSMPI_DOUBLE,
             ElemKind::F32 => m::RSMPI_FLOAT,
             ElemKind::U64 => m::RSMPI_UINT64_T,
@@ -306,9 +338,28 @@ fn dtype(k: ElemKind) -> m::MPI_Datatype {
 
 fn width(k: ElemKind) -> usize {
     match k {
+        ElemKind::U8 => 1,
+        ElemKind::C64 => 16,
         ElemKind::F64 | ElemKind::U64 | ElemKind::I64 => 8,
-        _ => 4,
+        ElemKind::F32 | ElemKind::U32 | ElemKind::I32 => 4,
     }
+}
+
+/// Counts or displacements as MPI's ints.
+fn ints(v: &[usize]) -> Result<Vec<c_int>> {
+    v.iter()
+        .map(|&x| {
+            c_int::try_from(x).map_err(|_| {
+                TransportError::Usage(format!(
+                    "{x} does not fit MPI's int counts; keep each block under 2 GiB"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn int(x: usize) -> Result<c_int> {
+    Ok(ints(&[x])?[0])
 }
 
 fn op(o: ReduceOp) -> m::MPI_Op {
@@ -318,6 +369,7 @@ fn op(o: ReduceOp) -> m::MPI_Op {
             ReduceOp::Sum => m::RSMPI_SUM,
             ReduceOp::Max => m::RSMPI_MAX,
             ReduceOp::Min => m::RSMPI_MIN,
+            ReduceOp::Prod => m::RSMPI_PROD,
         }
     }
 }
@@ -534,6 +586,9 @@ impl Transport for MpiTransport {
     }
 
     fn shutdown(&self) -> Result<()> {
+        if self.sub {
+            return self.free();
+        }
         self.stop.store(true, Ordering::Relaxed);
         if !self.finalized.swap(true, Ordering::SeqCst) {
             // SAFETY: every request was completed by the suites; MPI is finalised once.
@@ -544,6 +599,14 @@ impl Transport for MpiTransport {
 
     fn native_collectives(&self) -> Option<&dyn NativeCollectives> {
         Some(self)
+    }
+}
+
+impl Drop for MpiTransport {
+    fn drop(&mut self) {
+        if self.sub {
+            let _ = self.free();
+        }
     }
 }
 
@@ -612,5 +675,284 @@ impl NativeCollectives for MpiTransport {
         };
         self.leave();
         check(code, "MPI_Allreduce")
+    }
+
+    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        let n = int(send.len())?;
+        self.enter(8, root as i64);
+        // SAFETY: send holds n bytes; on the root recv holds n per rank (checked by Comm).
+        let code = unsafe {
+            m::MPI_Gather(
+                send.as_ptr() as *const c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Gather")
+    }
+
+    fn gatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        root: usize,
+    ) -> Result<()> {
+        let (c, d) = (ints(counts)?, ints(displs)?);
+        self.enter(8, root as i64);
+        // SAFETY: the layout was checked against recv on the root by Comm; MPI reads the
+        // counts only there.
+        let code = unsafe {
+            m::MPI_Gatherv(
+                send.as_ptr() as *const c_void,
+                int(send.len())?,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                c.as_ptr(),
+                d.as_ptr(),
+                m::RSMPI_UINT8_T,
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Gatherv")
+    }
+
+    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        let n = int(recv.len())?;
+        self.enter(9, root as i64);
+        // SAFETY: recv holds n bytes; on the root send holds n per rank (checked by Comm).
+        let code = unsafe {
+            m::MPI_Scatter(
+                send.as_ptr() as *const c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Scatter")
+    }
+
+    fn scatterv(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        root: usize,
+    ) -> Result<()> {
+        let (c, d) = (ints(counts)?, ints(displs)?);
+        self.enter(9, root as i64);
+        // SAFETY: the layout was checked against send on the root by Comm.
+        let code = unsafe {
+            m::MPI_Scatterv(
+                send.as_ptr() as *const c_void,
+                c.as_ptr(),
+                d.as_ptr(),
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                int(recv.len())?,
+                m::RSMPI_UINT8_T,
+                root as c_int,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Scatterv")
+    }
+
+    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        let n = int(send.len())?;
+        self.enter(10, -1);
+        // SAFETY: recv holds n bytes per rank (checked by Comm).
+        let code = unsafe {
+            m::MPI_Allgather(
+                send.as_ptr() as *const c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Allgather")
+    }
+
+    fn allgatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
+        let (c, d) = (ints(counts)?, ints(displs)?);
+        self.enter(10, -1);
+        // SAFETY: the layout was checked against recv by Comm.
+        let code = unsafe {
+            m::MPI_Allgatherv(
+                send.as_ptr() as *const c_void,
+                int(send.len())?,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                c.as_ptr(),
+                d.as_ptr(),
+                m::RSMPI_UINT8_T,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Allgatherv")
+    }
+
+    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        let n = int(send.len() / self.size)?;
+        self.enter(11, -1);
+        // SAFETY: both hold n bytes per rank (checked by Comm).
+        let code = unsafe {
+            m::MPI_Alltoall(
+                send.as_ptr() as *const c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                n,
+                m::RSMPI_UINT8_T,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Alltoall")
+    }
+
+    fn alltoallv(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        send_displs: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+        recv_displs: &[usize],
+    ) -> Result<()> {
+        let (sc, sd) = (ints(send_counts)?, ints(send_displs)?);
+        let (rc, rd) = (ints(recv_counts)?, ints(recv_displs)?);
+        self.enter(11, -1);
+        // SAFETY: both layouts were checked against their buffers by Comm.
+        let code = unsafe {
+            m::MPI_Alltoallv(
+                send.as_ptr() as *const c_void,
+                sc.as_ptr(),
+                sd.as_ptr(),
+                m::RSMPI_UINT8_T,
+                recv.as_mut_ptr() as *mut c_void,
+                rc.as_ptr(),
+                rd.as_ptr(),
+                m::RSMPI_UINT8_T,
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Alltoallv")
+    }
+
+    fn reduce_scatter(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        kind: ElemKind,
+        o: ReduceOp,
+    ) -> Result<()> {
+        let c = ints(counts)?;
+        self.enter(12, -1);
+        // SAFETY: send holds the sum of counts elements, recv this rank's count (checked by
+        // Comm).
+        let code = unsafe {
+            m::MPI_Reduce_scatter(
+                send.as_ptr() as *const c_void,
+                recv.as_mut_ptr() as *mut c_void,
+                c.as_ptr(),
+                dtype(kind),
+                op(o),
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Reduce_scatter")
+    }
+
+    fn scan(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
+        self.enter(13, -1);
+        // SAFETY: both buffers hold the same number of elements of `kind`.
+        let code = unsafe {
+            m::MPI_Scan(
+                send.as_ptr() as *const c_void,
+                recv.as_mut_ptr() as *mut c_void,
+                int(send.len() / width(kind))?,
+                dtype(kind),
+                op(o),
+                self.coll.0,
+            )
+        };
+        self.leave();
+        check(code, "MPI_Scan")
+    }
+
+    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Box<dyn Transport>>> {
+        let color = match color {
+            // SAFETY: reading a predefined constant.
+            None => unsafe { m::RSMPI_UNDEFINED },
+            Some(c) => c_int::try_from(c).map_err(|_| {
+                TransportError::Usage(format!("split: colour {c} does not fit MPI's int"))
+            })?,
+        };
+        let mut new = MaybeUninit::<m::MPI_Comm>::uninit();
+        self.enter(14, -1);
+        // SAFETY: a valid communicator; MPI writes the new handle.
+        let code = unsafe { m::MPI_Comm_split(self.world.0, color, key, new.as_mut_ptr()) };
+        self.leave();
+        check(code, "MPI_Comm_split")?;
+        // SAFETY: written by MPI_Comm_split.
+        let new = unsafe { new.assume_init() };
+        // SAFETY: comparing with a predefined handle.
+        if new == unsafe { m::RSMPI_COMM_NULL } {
+            return Ok(None);
+        }
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: valid communicator and out-pointers.
+        unsafe {
+            m::MPI_Comm_set_errhandler(new, m::RSMPI_ERRORS_RETURN);
+            m::MPI_Comm_rank(new, &mut rank);
+            m::MPI_Comm_size(new, &mut size);
+        }
+        Ok(Some(Box::new(MpiTransport {
+            rank: rank as usize,
+            size: size as usize,
+            world: CommH(new),
+            coll: CommH(new),
+            sub: true,
+            handles: crate::spin::SpinLock::new(Handles(Vec::new())),
+            clock: self.clock,
+            stage: self.stage.clone(),
+            reporter: self.reporter.clone(),
+            blocked: self.blocked.clone(),
+            stop: self.stop.clone(),
+            library: self.library.clone(),
+            env: self.env.clone(),
+            finalized: AtomicBool::new(false),
+        })))
     }
 }

@@ -20,7 +20,9 @@ use bench_core::tunables::{Def, Kind, Settings};
 use crate::error::Result;
 #[cfg(not(feature = "mpi"))]
 use crate::error::TransportError;
-use crate::fabric::{Availability, FabricContext, FabricDef, FabricKind};
+use crate::fabric::{
+    Availability, FabricContext, FabricDef, FabricKind, Launch, LaunchCommand, LaunchRequest,
+};
 use crate::transport::Transport;
 
 /// Which environment a variable goes to.
@@ -461,6 +463,23 @@ pub fn mpirun_args(
     a
 }
 
+/// The launcher hook: mpirun (Open MPI's or MPICH's Hydra, whichever `--mpirun` names) starts
+/// every rank with the job's environment and the MPI variables that are set.
+fn launch_command(req: &LaunchRequest) -> std::result::Result<LaunchCommand, String> {
+    let flavor = mpirun_flavor(req.launcher)?;
+    let mut env = req.env.to_vec();
+    env.extend(environment(req.settings));
+    let bind = req.settings.text("bind") == "core";
+    let mut args = mpirun_args(flavor, req.ranks, bind, &env);
+    args.push(req.program.display().to_string());
+    args.extend(req.args.iter().cloned());
+    Ok(LaunchCommand {
+        program: req.launcher.into(),
+        args,
+        env,
+    })
+}
+
 fn availability() -> Availability {
     if library_version().is_none() {
         return Availability::Unusable(
@@ -495,6 +514,10 @@ pub const FABRIC: FabricDef = FabricDef {
     defaults: &[],
     replaces: &[],
     ignores: &[],
+    check_ranks: crate::fabric::any_ranks,
+    launch: Launch::Launcher(launch_command),
+    cleanup: crate::fabric::nothing_to_clean,
+    library: library_version,
     connect,
 };
 

@@ -20,7 +20,12 @@ use bench_core::bootstrap::Bootstrap;
 use bench_core::clock::{Clock, RealClock};
 use bench_core::tunables::{Def, Kind};
 
+use crate::engine::{Engine, SingleCopy};
 use crate::error::{Result, TransportError};
+use crate::fabric::{
+    engine_config, no_library, Availability, FabricContext, FabricDef, FabricKind, Launch,
+};
+use crate::transport::Transport;
 use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
 use ring::{Consumer, Producer};
 use segment::{segment_path, Segment};
@@ -42,17 +47,49 @@ const HEADER_BYTES: usize = 4096;
 const POLL_BATCH: usize = 32;
 
 /// The registry line's target.
-pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
+pub const FABRIC: FabricDef = FabricDef {
     name: "shm",
-    kind: crate::fabric::FabricKind::Native,
+    kind: FabricKind::Native,
     summary: "shared memory between processes on one host: per-pair rings, CMA single copy",
-    availability: crate::fabric::shm_availability,
+    availability,
     tunables: shm_tunables,
     defaults: &[],
     replaces: &[],
     ignores: &[],
-    connect: crate::fabric::connect_shm,
+    check_ranks: crate::fabric::any_ranks,
+    launch: Launch::Processes,
+    // Whatever happened to a job, none of its segments may outlive it.
+    cleanup: |job| {
+        segment::cleanup_job(job);
+    },
+    library: no_library,
+    connect,
 };
+
+fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
+    let cfg = engine_config(ctx.settings);
+    let scfg = ShmConfig::new(
+        ctx.settings.size("shm.ring_bytes") as usize,
+        cfg.eager_limit,
+        cfg.frag_size,
+        cfg.timeout,
+    )
+    .with_probe(cfg.single_copy == SingleCopy::Auto, cfg.single_copy_share);
+    let wire = ShmWire::connect(ctx.boot.as_ref(), scfg)?;
+    Ok(Box::new(Engine::new(
+        Box::new(wire),
+        cfg,
+        Some(ctx.boot.clone()),
+    )?))
+}
+
+fn availability() -> Availability {
+    let dir = segment::segment_path("probe", "probe");
+    match dir.parent() {
+        Some(p) if p.is_dir() => Availability::Usable,
+        _ => Availability::Unusable("no /dev/shm or temporary directory".into()),
+    }
+}
 
 fn shm_tunables() -> &'static [Def] {
     TUNABLES

@@ -22,9 +22,19 @@ fn main() {
         rev
     };
     println!("cargo:rustc-env=FABBENCH_GIT_REVISION={rev}");
-    for p in [".git/HEAD", ".git/index", ".git/refs"] {
-        if std::path::Path::new(p).exists() {
-            println!("cargo:rerun-if-changed={p}");
+    // Rebuild when the checkout moves: this crate sits one level below the repository.
+    let git_dir = Command::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(dir) = git_dir {
+        for p in ["HEAD", "index", "refs"] {
+            let path = std::path::Path::new(&dir).join(p);
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
     }
 }

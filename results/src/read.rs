@@ -1,0 +1,123 @@
+//! Reading a run directory back into a [`Run`]: manifest.json says what was measured, and
+//! samples.csv holds every raw sample; everything else in the directory is derived and is not
+//! read. Directories written before schema versions existed go to [`crate::legacy`].
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use bench_core::measure::{Point, PointKey};
+
+use crate::export::{ManifestFile, SampleRow};
+use crate::model::{Run, Series, SCHEMA_VERSION};
+use crate::ResultsError;
+
+/// The samples of a run by (suite, fabric, point key), in iteration order.
+pub(crate) type Samples = HashMap<(String, String, PointKey), Vec<u64>>;
+
+/// Reads the run in `dir`. Errors name the file that is missing or malformed.
+pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
+    let path = dir.join("manifest.json");
+    let text = read_text(&path)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| malformed(&path, e))?;
+    let version = match value.get("schema_version") {
+        None => return crate::legacy::read(dir, value),
+        Some(v) => v.as_u64().ok_or_else(|| ResultsError::Malformed {
+            path: path.display().to_string(),
+            reason: format!("schema_version is {v}, not a number"),
+        })?,
+    };
+    if version != SCHEMA_VERSION as u64 {
+        return Err(ResultsError::Schema {
+            path: path.display().to_string(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let file: ManifestFile = serde_json::from_value(value).map_err(|e| malformed(&path, e))?;
+    let mut samples = read_samples(&dir.join("samples.csv"))?;
+    let csv = dir.join("samples.csv");
+    let mut series = Vec::new();
+    for s in file.series {
+        let mut points = Vec::new();
+        for p in s.points {
+            let got = samples
+                .remove(&(s.suite.clone(), s.fabric.clone(), p.key.clone()))
+                .unwrap_or_default();
+            if got.len() != p.samples {
+                return Err(ResultsError::Malformed {
+                    path: csv.display().to_string(),
+                    reason: format!(
+                        "{} on {} at {} has {} samples; manifest.json says {}",
+                        s.suite,
+                        s.fabric,
+                        p.key,
+                        got.len(),
+                        p.samples
+                    ),
+                });
+            }
+            points.push(Point {
+                key: p.key,
+                metrics: p.metrics,
+                samples_ns: got,
+                validated: p.validated,
+            });
+        }
+        series.push(Series {
+            suite: s.suite,
+            fabric: s.fabric,
+            emulated: s.emulated,
+            ranks: s.ranks,
+            layout: s.layout,
+            points,
+        });
+    }
+    Ok(Run {
+        manifest: file.manifest,
+        series,
+    })
+}
+
+pub(crate) fn read_text(path: &Path) -> Result<String, ResultsError> {
+    std::fs::read_to_string(path).map_err(|e| ResultsError::Unreadable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+pub(crate) fn malformed(path: &Path, e: impl std::fmt::Display) -> ResultsError {
+    ResultsError::Malformed {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// samples.csv, grouped by point. The iteration column must count up from 0 within a point.
+pub(crate) fn read_samples(path: &Path) -> Result<Samples, ResultsError> {
+    let text = read_text(path)?;
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let mut out: Samples = HashMap::new();
+    for (line, row) in r.deserialize::<SampleRow>().enumerate() {
+        let row = row.map_err(|e| malformed(path, e))?;
+        let params = PointKey::parse_params(&row.params)
+            .map_err(|e| malformed(path, format!("row {}: params {e}", line + 2)))?;
+        let key = PointKey {
+            size: row.size,
+            params,
+        };
+        let v = out.entry((row.suite, row.fabric, key)).or_default();
+        if row.iteration != v.len() {
+            return Err(malformed(
+                path,
+                format!(
+                    "row {}: iteration {} follows {} samples of its point",
+                    line + 2,
+                    row.iteration,
+                    v.len()
+                ),
+            ));
+        }
+        v.push(row.ns);
+    }
+    Ok(out)
+}

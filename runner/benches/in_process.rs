@@ -1,0 +1,32 @@
+//! The cost of one in-process run on an emulated fabric through the runner (plan to `Run`,
+//! nothing written): what autotune pays per measurement. The run itself is an osu_latency of
+//! one size with 100 timed iterations, in virtual time.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use runner::sink::Discard;
+use runner::{PlanBuilder, SuiteSpec};
+use suites::osu::{OsuParams, LATENCY};
+
+fn one_emulated_run(c: &mut Criterion) {
+    for fabric in ["rapidio", "hyperlink", "bxi"] {
+        let params = OsuParams {
+            min_size: Some(8),
+            max_size: Some(8),
+            iterations: Some(100),
+            warmup: Some(10),
+            ..Default::default()
+        };
+        let plan = PlanBuilder::new()
+            .suite(SuiteSpec::new(&LATENCY, params))
+            .fabrics(fabric)
+            .build()
+            .expect("a valid plan");
+        c.bench_function(
+            &format!("runner::run osu_latency 8 B x100 on {fabric}"),
+            |b| b.iter(|| runner::run(&plan, &mut Discard).expect("the run succeeds")),
+        );
+    }
+}
+
+criterion_group!(benches, one_emulated_run);
+criterion_main!(benches);

@@ -1,0 +1,261 @@
+//! The frontend's side of a run: the [`Run`] being built from what the ranks report (series
+//! and points from rank 0, counters and facts from every rank, failures from any), each step
+//! passed on to the sink as it happens.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use bench_core::machine::HostInfo;
+use bench_core::tunables::{Settings, Value};
+use results::model::{FabricKind, FabricRun, Manifest, Run, Series, TunableRecord};
+use results::SCHEMA_VERSION;
+use transports::fabric::FabricKind as Kind;
+use transports::transport::Counters;
+
+use crate::job::RankEvent;
+use crate::plan::{FabricSpec, Plan};
+use crate::sink::{Event, Sink};
+
+/// What a rank reported when it finished a fabric.
+struct Done {
+    counters: Counters,
+    facts: Vec<(String, String)>,
+    virtual_time: bool,
+}
+
+pub(crate) struct Collector<'a> {
+    plan: &'a Plan,
+    sink: &'a mut dyn Sink,
+    run: Run,
+    done: BTreeMap<(String, usize), Done>,
+    /// The first failure each rank reported: (stage, message).
+    pub failures: BTreeMap<usize, (String, String)>,
+}
+
+fn kind(k: Kind) -> FabricKind {
+    match k {
+        Kind::Native => FabricKind::Native,
+        Kind::Emulated => FabricKind::Emulated,
+        Kind::Mpi => FabricKind::Mpi,
+    }
+}
+
+fn tunable_records(s: &Settings) -> BTreeMap<String, TunableRecord> {
+    s.iter()
+        .map(|(name, v, src)| {
+            let value = match v {
+                Value::Bool(b) => serde_json::Value::Bool(*b),
+                Value::Int(i) => serde_json::Value::from(*i),
+                Value::Float(x) => serde_json::Value::from(*x),
+                Value::Text(t) => serde_json::Value::String(t.clone()),
+            };
+            let source = serde_json::to_value(src)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            (name.to_string(), TunableRecord { value, source })
+        })
+        .collect()
+}
+
+fn fabric_run(f: &FabricSpec, ranks: usize) -> FabricRun {
+    FabricRun {
+        fabric: f.label.clone(),
+        kind: kind(f.def.kind),
+        emulated: f.def.kind == Kind::Emulated,
+        virtual_time: false,
+        ranks,
+        settings_line: f.def.settings_line(&f.settings),
+        tunables: tunable_records(&f.settings),
+        counters: Vec::new(),
+        facts: BTreeMap::new(),
+    }
+}
+
+/// How many points a plan measures, when every suite knows up front.
+pub(crate) fn planned(plan: &Plan) -> Option<usize> {
+    let per_fabric: Option<usize> = plan
+        .suites
+        .iter()
+        .map(|s| s.suite.planned(&s.params).ok().flatten())
+        .sum();
+    per_fabric.map(|n| n * plan.fabrics.len())
+}
+
+impl<'a> Collector<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        run_id: String,
+        start: SystemTime,
+        sink: &'a mut dyn Sink,
+    ) -> Collector<'a> {
+        let stamp = humantime::format_rfc3339_seconds(start).to_string();
+        let manifest = Manifest {
+            schema_version: SCHEMA_VERSION,
+            fabbench_version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: env!("FABBENCH_GIT_REVISION").into(),
+            run_id,
+            command_line: plan.command_line.clone(),
+            start_time: stamp.clone(),
+            end_time: stamp,
+            host: HostInfo::collect(),
+            suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
+            params: plan
+                .suites
+                .iter()
+                .map(|s| (s.name().to_string(), s.params.clone()))
+                .collect(),
+            fabrics: plan
+                .fabrics
+                .iter()
+                .map(|f| fabric_run(f, plan.ranks))
+                .collect(),
+        };
+        let c = Collector {
+            plan,
+            sink,
+            run: Run {
+                manifest,
+                series: Vec::new(),
+            },
+            done: BTreeMap::new(),
+            failures: BTreeMap::new(),
+        };
+        c.sink.event(&Event::Started {
+            run: &c.run,
+            planned: planned(plan),
+        });
+        c
+    }
+
+    /// Takes one event a rank sent (a JSON line).
+    pub fn on_event(&mut self, rank: usize, json: &str) {
+        let ev: RankEvent = match serde_json::from_str(json) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::warn!("rank {rank} sent an unreadable event: {e}");
+                return;
+            }
+        };
+        match ev {
+            RankEvent::SuiteStart { fabric, suite } => self.suite_start(fabric, suite),
+            RankEvent::PointStart { fabric, suite, key } => {
+                if let Some(i) = self.series_index(&suite, &fabric) {
+                    let series = &self.run.series[i];
+                    self.sink.event(&Event::PointStarted {
+                        run: &self.run,
+                        series,
+                        key: &key,
+                    });
+                }
+            }
+            RankEvent::Point {
+                fabric,
+                suite,
+                point,
+            } => {
+                if let Some(i) = self.series_index(&suite, &fabric) {
+                    self.run.series[i].points.push(point);
+                    let series = &self.run.series[i];
+                    self.sink.event(&Event::Point {
+                        run: &self.run,
+                        series,
+                        point: series.points.last().expect("just pushed"),
+                    });
+                }
+            }
+            RankEvent::Done {
+                fabric,
+                counters,
+                facts,
+                virtual_time,
+            } => {
+                self.done.insert(
+                    (fabric, rank),
+                    Done {
+                        counters,
+                        facts,
+                        virtual_time,
+                    },
+                );
+            }
+            RankEvent::Failed { stage, message } => {
+                self.failures.entry(rank).or_insert((stage, message));
+            }
+        }
+    }
+
+    fn series_index(&self, suite: &str, fabric: &str) -> Option<usize> {
+        self.run
+            .series
+            .iter()
+            .rposition(|s| s.suite == suite && s.fabric == fabric)
+    }
+
+    fn suite_start(&mut self, fabric: String, suite: String) {
+        let Some(f) = self.plan.fabrics.iter().find(|f| f.label == fabric) else {
+            return;
+        };
+        let Some(spec) = self.plan.suites.iter().find(|s| s.name() == suite) else {
+            return;
+        };
+        let Ok(layout) = spec.suite.layout(&spec.params) else {
+            return;
+        };
+        self.run.series.push(Series {
+            suite,
+            fabric,
+            emulated: f.def.kind == Kind::Emulated,
+            ranks: self.plan.ranks,
+            layout,
+            points: Vec::new(),
+        });
+        let series = self.run.series.last().expect("just pushed");
+        self.sink.event(&Event::SuiteStarted {
+            run: &self.run,
+            series,
+            planned: spec.suite.planned(&spec.params).ok().flatten(),
+        });
+    }
+
+    /// The failure to report: a root cause rather than a rank that found its peer gone.
+    pub fn root_failure(&self) -> Option<String> {
+        let secondary = |m: &str| m.starts_with("deadlock") || m.contains(" is gone (");
+        self.failures
+            .iter()
+            .find(|(_, (_, m))| !secondary(m))
+            .or_else(|| self.failures.iter().next())
+            .map(|(rank, (stage, msg))| format!("rank {rank} failed during stage '{stage}': {msg}"))
+    }
+
+    /// The ranks that have not reported finishing `fabric`.
+    pub fn missing(&self, fabric: &str) -> Vec<usize> {
+        (0..self.plan.ranks)
+            .filter(|r| !self.done.contains_key(&(fabric.to_string(), *r)))
+            .collect()
+    }
+
+    pub fn all_done(&self, fabric: &str) -> bool {
+        self.missing(fabric).is_empty()
+    }
+
+    /// The complete run: end time, and per fabric what every rank reported.
+    pub fn finish(mut self) -> (Run, &'a mut dyn Sink) {
+        self.run.manifest.end_time =
+            humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        for f in &mut self.run.manifest.fabrics {
+            for rank in 0..self.plan.ranks {
+                if let Some(d) = self.done.get(&(f.fabric.clone(), rank)) {
+                    f.counters
+                        .push(serde_json::json!({ "rank": rank, "counters": d.counters }));
+                    f.virtual_time |= d.virtual_time;
+                    for (k, v) in &d.facts {
+                        f.facts.insert(format!("rank{rank}.{k}"), v.clone());
+                    }
+                }
+            }
+        }
+        self.sink.event(&Event::Finished { run: &self.run });
+        (self.run, self.sink)
+    }
+}

@@ -1,0 +1,92 @@
+//! What the frontend tells every rank (the job spec: through the environment for processes,
+//! directly for threads) and what ranks tell the frontend (events, one JSON line each, through
+//! the bootstrap).
+
+use bench_core::measure::{Point, PointKey};
+use bench_core::tunables::Settings;
+use serde::{Deserialize, Serialize};
+use transports::transport::Counters;
+
+use crate::plan::Plan;
+
+/// The environment variable carrying the job spec to each rank process.
+pub const SPEC_ENV: &str = "FABBENCH_SPEC";
+
+/// One suite of a job and its parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteJob {
+    pub suite: String,
+    pub params: serde_json::Value,
+}
+
+/// One fabric of a job and the tunables in force for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FabricJob {
+    /// The registry name of the fabric to connect ("mpi").
+    pub fabric: String,
+    /// What the run calls it in events and results ("shm@mpi").
+    pub label: String,
+    pub settings: Settings,
+}
+
+/// What every rank runs: each fabric in turn, each suite on it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub suites: Vec<SuiteJob>,
+    pub fabrics: Vec<FabricJob>,
+}
+
+impl JobSpec {
+    /// The spec of `plan`'s suites on `fabrics` (indexes into `plan.fabrics`).
+    pub fn of(plan: &Plan, fabrics: &[usize]) -> JobSpec {
+        JobSpec {
+            suites: plan
+                .suites
+                .iter()
+                .map(|s| SuiteJob {
+                    suite: s.name().to_string(),
+                    params: s.params.clone(),
+                })
+                .collect(),
+            fabrics: fabrics
+                .iter()
+                .map(|&i| {
+                    let f = &plan.fabrics[i];
+                    FabricJob {
+                        fabric: f.def.name.to_string(),
+                        label: f.label.clone(),
+                        settings: f.settings.clone(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RankEvent {
+    /// Rank 0 begins a suite.
+    SuiteStart { fabric: String, suite: String },
+    /// Rank 0 is about to measure a point.
+    PointStart {
+        fabric: String,
+        suite: String,
+        key: PointKey,
+    },
+    /// Rank 0 measured a point.
+    Point {
+        fabric: String,
+        suite: String,
+        point: Point,
+    },
+    /// A rank finished a fabric; what its transport did.
+    Done {
+        fabric: String,
+        counters: Counters,
+        facts: Vec<(String, String)>,
+        virtual_time: bool,
+    },
+    /// A rank failed.
+    Failed { stage: String, message: String },
+}

@@ -1,0 +1,426 @@
+//! Starting a job's ranks and collecting what they report, the way each fabric's registry
+//! entry says: processes under fabbench's local launcher, threads of this process (emulated
+//! fabrics), one launcher process such as mpirun (the fabric's hook builds its command line),
+//! or, under mpirun or srun, this process as one rank with rank 0 also the frontend.
+//!
+//! Every path ends the same way: the failure to report names the rank, how it ended and the
+//! stage it was in, and no wait is unbounded.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bench_core::bootstrap::discover::External;
+use bench_core::bootstrap::tcp::{Client, Server, ServerEvent};
+use bench_core::bootstrap::{random_hex, Bootstrap};
+use bench_core::launcher::{Job, LaunchError, Placement, RankCommand};
+use transports::fabric::{Launch as FabricLaunch, LaunchCommand, LaunchRequest};
+
+use crate::collect::Collector;
+use crate::error::RunError;
+use crate::job::{JobSpec, SPEC_ENV};
+use crate::plan::{BootSpec, Plan};
+use crate::rank::run_reporting;
+
+/// How long rank 0 waits for the other ranks' last reports once its own work is done.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// A failure, or an interruption when the caller asked the run to stop.
+fn failed(stop: &AtomicBool, msg: String) -> RunError {
+    if stop.load(Ordering::SeqCst) {
+        RunError::Interrupted(msg)
+    } else {
+        RunError::Failed(msg)
+    }
+}
+
+/// Runs fabric `idx` of the plan with ranks fabbench starts.
+pub(crate) fn local(
+    plan: &Plan,
+    idx: usize,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), RunError> {
+    let fp = &plan.fabrics[idx];
+    let job_id = random_hex(6);
+    let outcome = match fp.def.launch {
+        FabricLaunch::Threads => threads(plan, idx, c, stop),
+        FabricLaunch::Processes => processes(plan, idx, &job_id, c, stop),
+        FabricLaunch::Launcher(hook) => launcher(plan, idx, hook, &job_id, c, stop),
+    };
+    // Whatever happened, nothing of this job may outlive it.
+    (fp.def.cleanup)(&job_id);
+    outcome.map_err(|msg| failed(stop, msg))
+}
+
+fn rank_program(plan: &Plan) -> Result<PathBuf, String> {
+    match &plan.rank_program {
+        Some(p) => Ok(p.clone()),
+        None => std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}")),
+    }
+}
+
+fn spec_env(plan: &Plan, idx: usize) -> (String, String) {
+    (
+        SPEC_ENV.to_string(),
+        serde_json::to_string(&JobSpec::of(plan, &[idx])).expect("spec serialises"),
+    )
+}
+
+/// One process per rank under fabbench's local launcher.
+fn processes(
+    plan: &Plan,
+    idx: usize,
+    job_id: &str,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let fp = &plan.fabrics[idx];
+    let token = random_hex(16);
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
+    let cmd = RankCommand {
+        program: rank_program(plan)?,
+        args: vec!["__rank".into()],
+        env: vec![spec_env(plan, idx)],
+    };
+    let placement = Placement {
+        ranks: plan.ranks,
+        bind_to_core: fp.settings.text("bind") == "core",
+        grace: Duration::from_secs(2),
+    };
+    let outcome = Job::spawn(&cmd, &placement, server, &token, job_id)
+        .and_then(|job| job.supervise(&mut |r, j| c.on_event(r, j), stop));
+    match outcome {
+        Ok(()) => {
+            if let Some(msg) = c.root_failure() {
+                return Err(msg);
+            }
+            if !c.all_done(&fp.label) {
+                return Err(format!(
+                    "a rank of {} ended without reporting its results",
+                    fp.label
+                ));
+            }
+            Ok(())
+        }
+        Err(LaunchError::RankFailed { rank, how, stage }) => {
+            let detail = c
+                .failures
+                .get(&rank)
+                .map(|(_, m)| format!(": {m}"))
+                .unwrap_or_default();
+            let stage = stage
+                .or_else(|| c.failures.get(&rank).map(|(s, _)| s.clone()))
+                .map(|s| format!(" during stage '{s}'"))
+                .unwrap_or_default();
+            Err(format!(
+                "rank {rank} {how}{stage}{detail}; the other ranks were stopped"
+            ))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// One launcher process (mpirun) starts every rank; each reports to this frontend's bootstrap
+/// server as any rank does.
+fn launcher(
+    plan: &Plan,
+    idx: usize,
+    hook: fn(&LaunchRequest) -> Result<LaunchCommand, String>,
+    job_id: &str,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    use bench_core::bootstrap::env;
+    let fp = &plan.fabrics[idx];
+    let token = random_hex(16);
+    let program = rank_program(plan)?;
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
+    let base = vec![
+        spec_env(plan, idx),
+        (env::SIZE.into(), plan.ranks.to_string()),
+        (env::BOOTSTRAP.into(), server.url()),
+        (env::TOKEN.into(), token.clone()),
+        (env::JOB_ID.into(), job_id.to_string()),
+    ];
+    let cmd = hook(&LaunchRequest {
+        ranks: plan.ranks,
+        settings: &fp.settings,
+        program: &program,
+        args: &["__rank".to_string()],
+        env: &base,
+        launcher: &plan.mpirun,
+    })?;
+    let cmd = RankCommand {
+        program: cmd.program,
+        args: cmd.args.into_iter().map(Into::into).collect(),
+        env: cmd.env,
+    };
+    let outcome = Job::spawn_launcher(&cmd, plan.ranks, server, &token, job_id)
+        .and_then(|job| job.supervise(&mut |r, j| c.on_event(r, j), stop));
+    if let Some(msg) = c.root_failure() {
+        return Err(msg);
+    }
+    match outcome {
+        Ok(()) if c.all_done(&fp.label) => Ok(()),
+        Ok(()) => Err(format!(
+            "{} ended without every rank of {} reporting its results",
+            plan.mpirun, fp.label
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Ranks as threads of this process (emulated fabrics under their discrete-event scheduler);
+/// their events arrive on an in-process channel.
+fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Result<(), String> {
+    let fp = &plan.fabrics[idx];
+    let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
+    let spec = Arc::new(JobSpec::of(plan, &[idx]));
+    let mut handles = Vec::new();
+    for b in boots {
+        let spec = spec.clone();
+        let rank = b.rank();
+        let h = std::thread::Builder::new()
+            .name(format!("{}-rank{rank}", fp.def.name))
+            .spawn(move || {
+                let boot: Arc<dyn Bootstrap> = Arc::new(b);
+                run_reporting(&spec, boot)
+            })
+            .map_err(|e| format!("cannot start rank threads: {e}"))?;
+        handles.push(h);
+    }
+    // Events flow until every rank thread has dropped its end of the channel.
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        match events.recv_timeout(Duration::from_millis(20)) {
+            Ok((rank, json)) => c.on_event(rank, &json),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for (rank, h) in handles.into_iter().enumerate() {
+        if h.join().is_err() {
+            c.failures
+                .entry(rank)
+                .or_insert_with(|| ("unknown".into(), "the rank thread panicked".into()));
+        }
+    }
+    match c.root_failure() {
+        Some(msg) => Err(msg),
+        None => Ok(()),
+    }
+}
+
+/// The token ranks of an externally launched job present to rank 0's bootstrap server: the
+/// same for all of them without any exchange (the launcher's job id), or FABBENCH_TOKEN.
+fn external_token(ext: &External) -> String {
+    std::env::var("FABBENCH_TOKEN").unwrap_or_else(|_| {
+        format!(
+            "{}-{}",
+            ext.launcher.replace(' ', "_"),
+            ext.job.as_deref().unwrap_or("job")
+        )
+    })
+}
+
+fn external_job(ext: &External) -> String {
+    ext.job
+        .clone()
+        .unwrap_or_else(|| "job".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn all_fabrics(plan: &Plan) -> Vec<usize> {
+    (0..plan.fabrics.len()).collect()
+}
+
+/// Under mpirun or srun, a rank other than 0: meet the others and run this rank's part.
+pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(), RunError> {
+    let spec = JobSpec::of(plan, &all_fabrics(plan));
+    let token = external_token(ext);
+    let job = external_job(ext);
+    let b: Arc<dyn Bootstrap> = match boot {
+        BootSpec::Tcp(hp) => Arc::new(
+            Client::connect(&format!("tcp://{hp}"), ext.rank, ext.size, &token, &job)
+                .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
+        ),
+        BootSpec::Dir(path) => Arc::new(
+            bench_core::bootstrap::dir::Dir::new(path, &job, ext.rank, ext.size)
+                .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
+        ),
+    };
+    if run_reporting(&spec, b) {
+        Ok(())
+    } else {
+        Err(RunError::Reported)
+    }
+}
+
+/// Under mpirun or srun, rank 0: the frontend, running its own rank in a thread.
+pub(crate) fn external(
+    plan: &Plan,
+    ext: &External,
+    boot: &BootSpec,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), RunError> {
+    let spec = JobSpec::of(plan, &all_fabrics(plan));
+    let token = external_token(ext);
+    let job = external_job(ext);
+    match boot {
+        BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, &token, &job, spec, c, stop),
+        BootSpec::Dir(path) => external_dir(plan, ext, path, &job, spec, c, stop),
+    }
+    .map_err(|msg| failed(stop, msg))
+}
+
+/// Rank 0 serves the bootstrap on HOST:PORT and runs its own rank in a thread.
+#[allow(clippy::too_many_arguments)]
+fn external_tcp(
+    plan: &Plan,
+    ext: &External,
+    hostport: &str,
+    token: &str,
+    job: &str,
+    spec: JobSpec,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let port = hostport.rsplit_once(':').map(|(_, p)| p).unwrap_or("0");
+    let server = Server::start(hostport, ext.size, token)
+        .or_else(|_| Server::start(&format!("0.0.0.0:{port}"), ext.size, token))
+        .map_err(|e| format!("rank 0 cannot serve the bootstrap: {e}"))?;
+    // Through the address the other ranks use, so rank 0's fabric traffic picks the interface
+    // that reaches them (tcp.if=auto), not loopback.
+    let client = Client::connect(&format!("tcp://{hostport}"), 0, ext.size, token, job)
+        .or_else(|_| {
+            let local = format!("tcp://127.0.0.1:{}", server.addr().port());
+            Client::connect(&local, 0, ext.size, token, job)
+        })
+        .map_err(|e| e.to_string())?;
+    let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(client)));
+    let mut stages: BTreeMap<usize, String> = BTreeMap::new();
+    let mut connected = vec![false; ext.size];
+    let mut closed = vec![false; ext.size];
+    let mut finished_at: Option<Instant> = None;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return Err("interrupted".into());
+        }
+        if let Some(ev) = server.next_event(Duration::from_millis(20)) {
+            match ev {
+                ServerEvent::Hello { rank } => connected[rank] = true,
+                ServerEvent::Closed { rank } => closed[rank] = true,
+                ServerEvent::Stage { rank, text } => {
+                    stages.insert(rank, text);
+                }
+                ServerEvent::Event { rank, json } => c.on_event(rank, &json),
+                ServerEvent::Rejected { peer, reason } => {
+                    tracing::warn!("bootstrap refused a connection from {peer}: {reason}")
+                }
+            }
+            continue;
+        }
+        if me.is_finished() && finished_at.is_none() {
+            finished_at = Some(Instant::now());
+        }
+        if let Some(t) = finished_at {
+            let everyone_closed = (0..ext.size).all(|r| !connected[r] || closed[r]);
+            if everyone_closed || t.elapsed() > GRACE {
+                break;
+            }
+        }
+    }
+    let ok = me.join().unwrap_or(false);
+    everyone_reported(plan, c, ok, |r| stages.get(&r).cloned())
+}
+
+/// After rank 0's own work: the root failure if any, else an error naming the ranks (and the
+/// stage each was last in) that did not report results for some fabric.
+fn everyone_reported(
+    plan: &Plan,
+    c: &Collector,
+    rank0_ok: bool,
+    stage_of: impl Fn(usize) -> Option<String>,
+) -> Result<(), String> {
+    if let Some(msg) = c.root_failure() {
+        return Err(msg);
+    }
+    if !rank0_ok {
+        return Err("rank 0 failed".into());
+    }
+    for fp in &plan.fabrics {
+        let missing = c.missing(&fp.label);
+        if !missing.is_empty() {
+            let named: Vec<String> = missing
+                .into_iter()
+                .map(|r| match stage_of(r) {
+                    Some(s) => format!("rank {r} (last stage '{s}')"),
+                    None => format!("rank {r}"),
+                })
+                .collect();
+            return Err(format!(
+                "{} did not report results for fabric {}",
+                named.join(", "),
+                fp.label
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0 meets the others through a shared directory and runs its own rank in a thread.
+fn external_dir(
+    plan: &Plan,
+    ext: &External,
+    path: &std::path::Path,
+    job: &str,
+    spec: JobSpec,
+    c: &mut Collector,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    use bench_core::bootstrap::dir::Dir;
+    let watcher = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
+    let mine = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
+    let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(mine)));
+    let mut finished_at: Option<Instant> = None;
+    let result = loop {
+        if stop.load(Ordering::SeqCst) {
+            break Err("interrupted".to_string());
+        }
+        let events = watcher.take_events();
+        let quiet = events.is_empty();
+        for (rank, json) in events {
+            c.on_event(rank, &json);
+        }
+        if me.is_finished() && finished_at.is_none() {
+            finished_at = Some(Instant::now());
+        }
+        if let Some(t) = finished_at {
+            let all = plan.fabrics.iter().all(|fp| c.all_done(&fp.label));
+            if all || !c.failures.is_empty() || t.elapsed() > GRACE {
+                break Ok(());
+            }
+        }
+        if quiet {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let ok = me.join().unwrap_or(false);
+    let outcome = result.and_then(|_| everyone_reported(plan, c, ok, |r| watcher.stage_of(r)));
+    watcher.remove();
+    outcome
+}

@@ -1,0 +1,612 @@
+//! A run described as data: which suites with which parameters, on which fabrics with which
+//! tunables, on how many ranks, launched how, written where. [`PlanBuilder`] builds and
+//! checks one without any command line; every refusal is one line that says what was wrong
+//! and what is valid, before anything runs or is written.
+
+use std::path::PathBuf;
+
+use bench_core::bootstrap::discover::{External, Started};
+use bench_core::tunables::{Registry, Settings, Source};
+use suites::{DynSuite, Suite, SuiteArgs};
+use transports::fabric::{FabricDef, FabricKind};
+use transports::registry;
+
+use crate::error::PlanError;
+
+/// One suite and its parameters (as the suite's own type, carried as JSON).
+#[derive(Clone)]
+pub struct SuiteSpec {
+    pub suite: &'static dyn DynSuite,
+    pub params: serde_json::Value,
+}
+
+impl std::fmt::Debug for SuiteSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.suite.name(), self.params)
+    }
+}
+
+impl SuiteSpec {
+    /// `suite` with typed parameters.
+    pub fn new<S: Suite>(suite: &'static S, params: S::Params) -> SuiteSpec {
+        SuiteSpec {
+            suite,
+            params: suites::encode::<S>(&params),
+        }
+    }
+
+    /// The registered suite `name`, with parameters from command-line style options.
+    pub fn parse(name: &str, args: &SuiteArgs) -> Result<SuiteSpec, PlanError> {
+        let suite = suites::find(name).ok_or_else(|| {
+            PlanError(format!(
+                "unknown suite '{name}'; valid suites: {}",
+                suites::names().join(", ")
+            ))
+        })?;
+        Ok(SuiteSpec {
+            suite,
+            params: suite.parse(args)?,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.suite.name()
+    }
+}
+
+/// One fabric of a run and the tunables in force for it.
+#[derive(Clone)]
+pub struct FabricSpec {
+    /// What the run calls this fabric: "shm", "tcp@mpi".
+    pub label: String,
+    pub def: &'static FabricDef,
+    pub settings: Settings,
+}
+
+/// Where ranks of an externally launched job meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BootSpec {
+    /// `tcp://HOST:PORT`: rank 0 serves it on HOST:PORT, the others connect.
+    Tcp(String),
+    /// `dir:PATH`: a directory every rank sees.
+    Dir(PathBuf),
+}
+
+impl BootSpec {
+    /// Parses `tcp://HOST:PORT` or `dir:PATH`.
+    pub fn parse(text: &str) -> Result<BootSpec, PlanError> {
+        if let Some(hp) = text.strip_prefix("tcp://") {
+            let ok = hp
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if ok {
+                return Ok(BootSpec::Tcp(hp.to_string()));
+            }
+        } else if let Some(path) = text.strip_prefix("dir:") {
+            if !path.is_empty() {
+                return Ok(BootSpec::Dir(PathBuf::from(path)));
+            }
+        }
+        Err(PlanError(format!(
+            "--bootstrap {text}: use tcp://HOST:PORT (rank 0 serves it) or dir:PATH (a directory every rank sees)"
+        )))
+    }
+}
+
+/// How a run's ranks start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Launch {
+    /// fabbench starts them, as each fabric's registry entry says (processes, threads, or
+    /// through a launcher such as mpirun).
+    Local,
+    /// mpirun or srun started this process as one rank.
+    External { ext: External, boot: BootSpec },
+}
+
+/// Whether this process runs the run (and collects its results) or only serves as one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Frontend,
+    /// A rank other than 0 under an external launcher.
+    Worker {
+        rank: usize,
+    },
+}
+
+/// A checked run description.
+#[derive(Clone)]
+pub struct Plan {
+    pub suites: Vec<SuiteSpec>,
+    pub fabrics: Vec<FabricSpec>,
+    pub ranks: usize,
+    pub launch: Launch,
+    /// Where the run's directory is created; None writes nothing (the caller keeps the Run).
+    pub out: Option<PathBuf>,
+    /// The mpirun that starts MPI ranks.
+    pub mpirun: String,
+    /// The program a rank process runs, with `__rank` (fabbench itself); None: this
+    /// executable.
+    pub rank_program: Option<PathBuf>,
+    /// What the manifest records as the command line.
+    pub command_line: Vec<String>,
+}
+
+impl Plan {
+    pub fn role(&self) -> Role {
+        match &self.launch {
+            Launch::External { ext, .. } if ext.rank != 0 => Role::Worker { rank: ext.rank },
+            _ => Role::Frontend,
+        }
+    }
+}
+
+/// A suite as given to the builder: ready, or by name with options still to parse.
+enum Pending {
+    Ready(SuiteSpec),
+    Named(String, SuiteArgs),
+}
+
+/// Builds a [`Plan`]. Fabrics default to shm, ranks to 2, output to no directory.
+pub struct PlanBuilder {
+    suites: Vec<Pending>,
+    fabrics: String,
+    via: Option<String>,
+    ranks: Option<usize>,
+    started: Started,
+    bootstrap: Option<String>,
+    sets: Vec<String>,
+    profile: Option<PathBuf>,
+    model: Option<PathBuf>,
+    out: Option<PathBuf>,
+    mpirun: String,
+    rank_program: Option<PathBuf>,
+    command_line: Vec<String>,
+}
+
+impl Default for PlanBuilder {
+    fn default() -> Self {
+        PlanBuilder {
+            suites: Vec::new(),
+            fabrics: "shm".into(),
+            via: None,
+            ranks: None,
+            started: Started::ByUser,
+            bootstrap: None,
+            sets: Vec::new(),
+            profile: None,
+            model: None,
+            out: None,
+            mpirun: "mpirun".into(),
+            rank_program: None,
+            command_line: std::env::args().collect(),
+        }
+    }
+}
+
+impl PlanBuilder {
+    pub fn new() -> PlanBuilder {
+        PlanBuilder::default()
+    }
+
+    pub fn suite(mut self, s: SuiteSpec) -> Self {
+        self.suites.push(Pending::Ready(s));
+        self
+    }
+
+    /// The registered suite `name` with command-line style options, checked in [`build`]
+    /// (after the launch, so refusals come in the order a user fixes them).
+    ///
+    /// [`build`]: PlanBuilder::build
+    pub fn suite_named(mut self, name: &str, args: SuiteArgs) -> Self {
+        self.suites.push(Pending::Named(name.to_string(), args));
+        self
+    }
+
+    /// Fabrics, comma separated as on the command line: `shm,tcp@mpi`.
+    pub fn fabrics(mut self, labels: &str) -> Self {
+        self.fabrics = labels.to_string();
+        self
+    }
+
+    /// `Some("mpi")`: every fabric through the MPI library (`FABRIC@mpi`).
+    pub fn via(mut self, via: Option<&str>) -> Self {
+        self.via = via.map(String::from);
+        self
+    }
+
+    pub fn ranks(mut self, n: usize) -> Self {
+        self.ranks = Some(n);
+        self
+    }
+
+    /// How this process was started (`bench_core::bootstrap::discover::detect()`); alone
+    /// unless said otherwise.
+    pub fn started(mut self, s: Started) -> Self {
+        self.started = s;
+        self
+    }
+
+    /// Where ranks started by mpirun or srun meet: `tcp://HOST:PORT` or `dir:PATH`.
+    pub fn bootstrap(mut self, b: Option<&str>) -> Self {
+        self.bootstrap = b.map(String::from);
+        self
+    }
+
+    /// A tunable, as `NAME=VALUE`; later ones win.
+    pub fn set(mut self, assignment: &str) -> Self {
+        self.sets.push(assignment.to_string());
+        self
+    }
+
+    pub fn profile(mut self, path: impl Into<PathBuf>) -> Self {
+        self.profile = Some(path.into());
+        self
+    }
+
+    /// A model card overriding an emulated fabric's parameters.
+    pub fn model(mut self, path: impl Into<PathBuf>) -> Self {
+        self.model = Some(path.into());
+        self
+    }
+
+    /// Write the run's directory under `dir`.
+    pub fn out(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out = Some(dir.into());
+        self
+    }
+
+    pub fn mpirun(mut self, program: &str) -> Self {
+        self.mpirun = program.to_string();
+        self
+    }
+
+    /// The executable rank processes run (`PROGRAM __rank`); fabbench's own binary.
+    pub fn rank_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.rank_program = Some(program.into());
+        self
+    }
+
+    pub fn command_line(mut self, args: Vec<String>) -> Self {
+        self.command_line = args;
+        self
+    }
+
+    /// Checks everything and returns the plan.
+    pub fn build(self) -> Result<Plan, PlanError> {
+        let (ranks, launch) = self.launch()?;
+        if self.suites.is_empty() {
+            return Err(PlanError(format!(
+                "no suite to run; valid suites: {}",
+                suites::names().join(", ")
+            )));
+        }
+        let found = self
+            .suites
+            .iter()
+            .map(|p| match p {
+                Pending::Ready(s) => Ok(s.suite),
+                Pending::Named(name, _) => suites::find(name).ok_or_else(|| {
+                    PlanError(format!(
+                        "unknown suite '{name}'; valid suites: {}",
+                        suites::names().join(", ")
+                    ))
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for suite in &found {
+            if !suite.ranks().allows(ranks) {
+                return Err(PlanError(format!(
+                    "{} needs {}, got -n {ranks}",
+                    suite.name(),
+                    suite.ranks().describe(),
+                )));
+            }
+        }
+        let mut specs = Vec::new();
+        for (p, suite) in self.suites.iter().zip(found) {
+            let params = match p {
+                Pending::Ready(s) => s.params.clone(),
+                Pending::Named(_, args) => suite.parse(args)?,
+            };
+            suite.check(&params, ranks)?;
+            specs.push(SuiteSpec { suite, params });
+        }
+        let fabrics = self.fabric_specs(&launch, ranks)?;
+        Ok(Plan {
+            suites: specs,
+            fabrics,
+            ranks,
+            launch,
+            out: self.out,
+            mpirun: self.mpirun,
+            rank_program: self.rank_program,
+            command_line: self.command_line,
+        })
+    }
+
+    fn launch(&self) -> Result<(usize, Launch), PlanError> {
+        match &self.started {
+            Started::External(ext) => {
+                if let Some(n) = self.ranks.filter(|n| *n != ext.size) {
+                    return Err(PlanError(format!(
+                        "-n {n} disagrees with {}, which started {} ranks; leave -n out under a launcher",
+                        ext.launcher, ext.size
+                    )));
+                }
+                let boot = match &self.bootstrap {
+                    Some(b) => BootSpec::parse(b)?,
+                    None => {
+                        return Err(PlanError(format!(
+                            "started by {} as rank {} of {}: give --bootstrap tcp://HOST:PORT (rank 0 serves it) or --bootstrap dir:PATH",
+                            ext.launcher, ext.rank, ext.size
+                        )))
+                    }
+                };
+                Ok((
+                    ext.size,
+                    Launch::External {
+                        ext: ext.clone(),
+                        boot,
+                    },
+                ))
+            }
+            _ => {
+                if let Some(b) = &self.bootstrap {
+                    return Err(PlanError(format!(
+                        "--bootstrap {b} is for ranks started by mpirun or srun; fabbench starts its own ranks here"
+                    )));
+                }
+                let n = self.ranks.unwrap_or(2);
+                if n == 0 {
+                    return Err(PlanError("-n 0: a run needs at least one rank".into()));
+                }
+                Ok((n, Launch::Local))
+            }
+        }
+    }
+
+    fn fabric_specs(&self, launch: &Launch, ranks: usize) -> Result<Vec<FabricSpec>, PlanError> {
+        let registry = registry::registry(&[]);
+        let profile = match &self.profile {
+            None => None,
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .map_err(|e| PlanError(format!("cannot read profile {}: {e}", p.display())))?,
+            ),
+        };
+        let model = match &self.model {
+            None => None,
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| {
+                    PlanError(format!("cannot read model card {}: {e}", p.display()))
+                })?;
+                Some(
+                    registry::read_model_card(&text)
+                        .map_err(|e| PlanError(format!("{}: {e}", p.display())))?,
+                )
+            }
+        };
+        let via_mpi = match self.via.as_deref() {
+            None => false,
+            Some("mpi") => true,
+            Some(other) => {
+                return Err(PlanError(format!(
+                    "--via {other}: the only way through is mpi (--via mpi, or FABRIC@mpi)"
+                )))
+            }
+        };
+        let requested: Vec<String> = self
+            .fabrics
+            .split(',')
+            .map(|f| {
+                let f = f.trim();
+                if via_mpi && !f.ends_with("@mpi") && f != "mpi" {
+                    format!("{f}@mpi")
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect();
+        let model_target = match &model {
+            None => None,
+            Some(registry::ModelCard {
+                fabric: Some(f), ..
+            }) => Some(f.clone()),
+            Some(registry::ModelCard { fabric: None, .. }) => {
+                let emulated: Vec<&str> = requested
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|n| registry::find(n).is_some_and(|d| d.kind == FabricKind::Emulated))
+                    .collect();
+                match emulated.as_slice() {
+                    [one] => Some(one.to_string()),
+                    _ => {
+                        return Err(PlanError(format!(
+                            "--model {}: say which fabric the card is for (fabric = \"rapidio\"); the run has emulated fabrics {:?}",
+                            self.model.as_ref().expect("model given").display(),
+                            emulated
+                        )))
+                    }
+                }
+            }
+        };
+        if let Some(t) = &model_target {
+            if !requested.contains(t) {
+                return Err(PlanError(format!(
+                    "--model is for fabric {t}, which this run does not use (--fabric {})",
+                    self.fabrics
+                )));
+            }
+        }
+        let mut fabrics: Vec<FabricSpec> = Vec::new();
+        for label in &requested {
+            let resolved = registry::resolve(label).map_err(PlanError)?;
+            let def = resolved.def;
+            if fabrics.iter().any(|f| &f.label == label) {
+                return Err(PlanError(format!(
+                    "fabric '{label}' is listed twice in --fabric"
+                )));
+            }
+            if def.kind == FabricKind::Mpi
+                && *launch != Launch::Local
+                && fabrics.iter().any(|f| f.def.kind == FabricKind::Mpi)
+            {
+                return Err(PlanError(
+                    "under an external launcher a run can use one MPI fabric (MPI starts once per process)".into(),
+                ));
+            }
+            if def.kind == FabricKind::Emulated && *launch != Launch::Local {
+                return Err(PlanError(format!(
+                    "fabric {} is emulated: its ranks run as threads of one fabbench process; run it without mpirun or srun",
+                    def.name
+                )));
+            }
+            (def.check_ranks)(ranks).map_err(PlanError)?;
+            let card = match (&model, &model_target) {
+                (Some(card), Some(t)) if t == label => Some(card.values.as_slice()),
+                _ => None,
+            };
+            let mut settings = self.settings_for(&registry, def, profile.as_deref(), card)?;
+            for (k, v) in resolved.preset {
+                settings
+                    .set(&registry, k, v, Source::Fabric)
+                    .map_err(|e| PlanError(e.to_string()))?;
+            }
+            fabrics.push(FabricSpec {
+                label: label.clone(),
+                def,
+                settings,
+            });
+        }
+        Ok(fabrics)
+    }
+
+    /// Registry defaults, then the fabric's defaults, then the profile, then the model card,
+    /// then each `set`.
+    fn settings_for(
+        &self,
+        registry: &Registry,
+        def: &FabricDef,
+        profile: Option<&str>,
+        card: Option<&[(String, String)]>,
+    ) -> Result<Settings, PlanError> {
+        let usage = |e: &dyn std::fmt::Display| PlanError(e.to_string());
+        let mut s = registry.defaults();
+        for (k, v) in def.defaults {
+            s.set(registry, k, v, Source::Fabric)
+                .map_err(|e| usage(&e))?;
+        }
+        if let Some(text) = profile {
+            s.apply_profile(registry, text).map_err(|e| {
+                PlanError(format!(
+                    "profile {}: {e}",
+                    self.profile.as_ref().expect("profile given").display()
+                ))
+            })?;
+        }
+        if let Some(values) = card {
+            let prefix = format!("{}.", def.name);
+            for (k, v) in values {
+                let name = if k.starts_with(&prefix) {
+                    k.clone()
+                } else {
+                    format!("{prefix}{k}")
+                };
+                s.set(registry, &name, v, Source::Model)
+                    .map_err(|e| PlanError(format!("--model: {e}")))?;
+            }
+        }
+        for a in &self.sets {
+            s.set_assignment(registry, a, Source::Cli)
+                .map_err(|e| PlanError(format!("--set: {e}")))?;
+        }
+        for (engine, own) in def.replaces {
+            if s.source(engine) >= Source::Profile {
+                return Err(PlanError(format!(
+                    "on {}, {engine} is set through {own}; use --set {own}=VALUE",
+                    def.name
+                )));
+            }
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use suites::osu::{OsuParams, LATENCY};
+
+    fn latency() -> SuiteSpec {
+        SuiteSpec::new(&LATENCY, OsuParams::default())
+    }
+
+    #[test]
+    fn bootstrap_addresses() {
+        assert_eq!(
+            BootSpec::parse("tcp://node1:7000"),
+            Ok(BootSpec::Tcp("node1:7000".into()))
+        );
+        assert_eq!(
+            BootSpec::parse("dir:/shared/x"),
+            Ok(BootSpec::Dir("/shared/x".into()))
+        );
+        for bad in [
+            "tcp://node1",
+            "tcp://:7",
+            "tcp://h:99999",
+            "dir:",
+            "udp://h:1",
+            "h:1",
+        ] {
+            assert!(
+                BootSpec::parse(bad)
+                    .unwrap_err()
+                    .0
+                    .contains("tcp://HOST:PORT"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plan_without_a_command_line() {
+        let p = PlanBuilder::new()
+            .suite(latency())
+            .fabrics("rapidio,hyperlink")
+            .set("eager_limit=8K")
+            .build()
+            .unwrap();
+        assert_eq!(p.ranks, 2);
+        assert_eq!(p.fabrics.len(), 2);
+        assert_eq!(p.fabrics[0].settings.size("eager_limit"), 8192);
+        assert_eq!(p.role(), Role::Frontend);
+        assert!(p.out.is_none());
+    }
+
+    #[test]
+    fn refusals_say_what_is_valid() {
+        let e = |b: PlanBuilder| b.build().err().unwrap().0;
+        assert!(e(PlanBuilder::new()).contains("no suite to run"));
+        assert!(e(PlanBuilder::new().suite(latency()).ranks(3))
+            .contains("osu_latency needs exactly 2 ranks, got -n 3"));
+        assert!(e(PlanBuilder::new().suite(latency()).fabrics("infiniband"))
+            .contains("valid fabrics: shm"));
+        assert!(e(PlanBuilder::new().suite(latency()).set("eagr_limit=1K"))
+            .contains("did you mean 'eager_limit'"));
+        assert!(e(PlanBuilder::new().suite(latency()).fabrics("shm,shm")).contains("listed twice"));
+        assert!(e(PlanBuilder::new()
+            .suite(latency())
+            .fabrics("bxi")
+            .set("eager_limit=1K"))
+        .contains("use --set bxi.rendezvous=VALUE"));
+        assert!(e(PlanBuilder::new()
+            .suite(latency())
+            .bootstrap(Some("dir:/x")))
+        .contains("fabbench starts its own ranks here"));
+        let e = SuiteSpec::parse("osu_nope", &SuiteArgs::new())
+            .err()
+            .unwrap();
+        assert!(e.0.contains("valid suites: osu_latency, osu_bw, osu_bibw"));
+    }
+}

@@ -1,0 +1,135 @@
+//! The shared driver every suite runs through: it walks the suite's points (agreeing on each
+//! adaptive choice across ranks), and for each one runs warm-up and timed iterations with
+//! validation outside the timed region, then hands rank 0's raw samples over as a [`Point`].
+//!
+//! The timing loop reads the clock once per iteration when not validating (the end of one
+//! iteration is the start of the next), and restarts it after the untimed preparation when
+//! validating, exactly as OSU does. Barriers bracket each point so no rank's set-up leaks into
+//! another's timing.
+
+use bench_core::measure::{Point, PointKey};
+use transports::comm::Comm;
+
+use crate::suite::{Bench, Measure, Schedule, Suite, SuiteError};
+
+/// Where rank 0 hands over what it measured, as soon as it is measured.
+pub trait Report {
+    /// A point is about to be measured (for progress displays).
+    fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError>;
+    /// A point was measured.
+    fn measured(&mut self, point: Point) -> Result<(), SuiteError>;
+}
+
+/// Runs `suite` on this rank: every point of its schedule; rank 0 reports each.
+pub fn drive<S: Suite>(
+    suite: &S,
+    comm: &Comm,
+    params: &S::Params,
+    report: &mut dyn Report,
+) -> Result<(), SuiteError> {
+    let mut bench = suite.start(comm, params)?;
+    match suite.schedule(params) {
+        Schedule::Fixed(keys) => {
+            for key in &keys {
+                point(suite.name(), comm, &mut bench, key, report)?;
+            }
+        }
+        Schedule::Adaptive(mut chooser) => {
+            let mut done = Vec::new();
+            loop {
+                let mine = if comm.rank() == 0 {
+                    chooser.next(&done)
+                } else {
+                    None
+                };
+                let Some(key) = agree(comm, mine)? else {
+                    break;
+                };
+                if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
+                    done.push(p);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0's choice, made known to every rank (`None`: no more points).
+fn agree(comm: &Comm, choice: Option<PointKey>) -> Result<Option<PointKey>, SuiteError> {
+    let text = choice
+        .as_ref()
+        .map(|k| serde_json::to_vec(k).expect("a key serialises"))
+        .unwrap_or_default();
+    let mut len = [if choice.is_some() {
+        text.len() as u64
+    } else {
+        u64::MAX
+    }];
+    comm.bcast_values(&mut len, 0)?;
+    if len[0] == u64::MAX {
+        return Ok(None);
+    }
+    let mut bytes = if comm.rank() == 0 {
+        text
+    } else {
+        vec![0u8; len[0] as usize]
+    };
+    comm.bcast(&mut bytes, 0)?;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| SuiteError::Report(format!("rank 0 chose a point that does not decode: {e}")))
+}
+
+/// Measures one point; rank 0 reports it and gets it back (for adaptive choices).
+fn point<B: Bench>(
+    suite: &str,
+    comm: &Comm,
+    bench: &mut B,
+    key: &PointKey,
+    report: &mut dyn Report,
+) -> Result<Option<Point>, SuiteError> {
+    let m = bench.at(key)?;
+    comm.set_stage(&format!("{suite} {key}"));
+    if comm.rank() == 0 {
+        report.starting(key)?;
+    }
+    let samples_ns = timed(comm, bench, &m)?;
+    if comm.rank() != 0 {
+        return Ok(None);
+    }
+    let p = Point {
+        key: key.clone(),
+        metrics: m.metrics,
+        samples_ns,
+        validated: m.validate.then_some(true),
+    };
+    report.measured(p.clone())?;
+    Ok(Some(p))
+}
+
+/// Warm-up and timed iterations between two barriers; the raw duration of each timed one.
+fn timed<B: Bench>(comm: &Comm, bench: &mut B, m: &Measure) -> Result<Vec<u64>, SuiteError> {
+    let (iters, skip) = (m.iterations, m.warmup);
+    let mut samples = Vec::with_capacity(iters as usize);
+    comm.barrier()?;
+    let mut prev = 0;
+    for i in 0..iters + skip {
+        if m.validate {
+            bench.prepare(i);
+        }
+        if i == skip || (m.validate && i > skip) {
+            prev = comm.now();
+        }
+        bench.iteration(i)?;
+        if i >= skip {
+            let t = comm.now();
+            samples.push(t - prev);
+            prev = t;
+        }
+        if m.validate {
+            bench.check(i)?;
+        }
+    }
+    comm.barrier()?;
+    Ok(samples)
+}

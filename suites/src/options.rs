@@ -1,0 +1,99 @@
+//! The command-line options a suite takes, declared as data, and the values a user gave.
+//!
+//! A suite declares its options ([`OptionDef`]); the binary turns every registered suite's
+//! declarations into command-line arguments and hands each suite the values of its own
+//! ([`SuiteArgs`]). So a new suite with new options is one module and one registry line, and
+//! suites that share an option (the OSU trio's `-m`) share one argument.
+
+use std::collections::BTreeMap;
+
+/// What kind of value an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// No value: present or not.
+    Flag,
+    /// A non-negative whole number (the command line checks it is one).
+    Count,
+    /// Free text the suite parses itself.
+    Text,
+}
+
+/// One option a suite takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionDef {
+    /// The long name without dashes, also the key in [`SuiteArgs`]: "message-size".
+    pub long: &'static str,
+    pub short: Option<char>,
+    pub kind: OptionKind,
+    /// How the value is shown in help: "[MIN:]MAX".
+    pub value_name: &'static str,
+    pub help: &'static str,
+}
+
+/// The options a user gave to one suite, by long name. Flags map to an empty value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SuiteArgs {
+    values: BTreeMap<String, String>,
+}
+
+impl SuiteArgs {
+    pub fn new() -> SuiteArgs {
+        SuiteArgs::default()
+    }
+
+    /// Records a value option.
+    pub fn set(&mut self, long: &str, value: impl Into<String>) -> &mut SuiteArgs {
+        self.values.insert(long.to_string(), value.into());
+        self
+    }
+
+    /// Records a flag.
+    pub fn flag_on(&mut self, long: &str) -> &mut SuiteArgs {
+        self.values.insert(long.to_string(), String::new());
+        self
+    }
+
+    pub fn get(&self, long: &str) -> Option<&str> {
+        self.values.get(long).map(String::as_str)
+    }
+
+    pub fn flag(&self, long: &str) -> bool {
+        self.values.contains_key(long)
+    }
+
+    /// A [`OptionKind::Count`] option's value.
+    pub fn count(&self, long: &str) -> Result<Option<u64>, String> {
+        self.get(long)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("--{long} {v}: expected a whole number"))
+            })
+            .transpose()
+    }
+
+    /// The long names given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_flags_and_counts() {
+        let mut a = SuiteArgs::new();
+        a.set("iterations", "20").flag_on("validation");
+        assert_eq!(a.get("iterations"), Some("20"));
+        assert!(a.flag("validation") && !a.flag("tail-lat"));
+        assert_eq!(a.count("iterations"), Ok(Some(20)));
+        assert_eq!(a.count("warmup"), Ok(None));
+        a.set("warmup", "x");
+        assert!(a.count("warmup").unwrap_err().contains("whole number"));
+        assert_eq!(
+            a.names().collect::<Vec<_>>(),
+            ["iterations", "validation", "warmup"]
+        );
+    }
+}

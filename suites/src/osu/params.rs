@@ -1,0 +1,199 @@
+//! The OSU trio's parameters and options, with OSU's spelling and meaning: `-m [MIN:]MAX`,
+//! `-i`, `-x`, `-W`, `-c`, `-z`. `None` means OSU 7.4's own default.
+
+use bench_core::size::{format_size, parse_size};
+use serde::{Deserialize, Serialize};
+
+use crate::options::{OptionDef, OptionKind, SuiteArgs};
+use crate::suite::ParamError;
+use crate::MAX_MESSAGE_SIZE;
+
+/// The largest window bw and bibw accept.
+const MAX_WINDOW: u64 = 1024;
+
+/// Parameters of osu_latency, osu_bw and osu_bibw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OsuParams {
+    pub min_size: Option<u64>,
+    pub max_size: Option<u64>,
+    pub iterations: Option<u64>,
+    pub warmup: Option<u64>,
+    pub window: Option<u64>,
+    /// `-c`: check every received byte.
+    pub validate: bool,
+    /// `-z`: print P50, P90 and P99 columns.
+    pub tail: bool,
+}
+
+/// The options the trio shares.
+pub static OPTIONS: &[OptionDef] = &[
+    OptionDef {
+        long: "message-size",
+        short: Some('m'),
+        kind: OptionKind::Text,
+        value_name: "[MIN:]MAX",
+        help: "Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m",
+    },
+    OptionDef {
+        long: "iterations",
+        short: Some('i'),
+        kind: OptionKind::Count,
+        value_name: "N",
+        help: "Timed iterations per size (default: OSU 7.4's rule for small and large messages)",
+    },
+    OptionDef {
+        long: "warmup",
+        short: Some('x'),
+        kind: OptionKind::Count,
+        value_name: "N",
+        help: "Warm-up iterations per size (default: OSU 7.4's rule)",
+    },
+    OptionDef {
+        long: "window-size",
+        short: Some('W'),
+        kind: OptionKind::Count,
+        value_name: "N",
+        help: "Window size for bw and bibw",
+    },
+    OptionDef {
+        long: "validation",
+        short: Some('c'),
+        kind: OptionKind::Flag,
+        value_name: "",
+        help: "Check every received byte against a per-iteration pattern",
+    },
+    OptionDef {
+        long: "tail-lat",
+        short: Some('z'),
+        kind: OptionKind::Flag,
+        value_name: "",
+        help: "Print tail latency percentile columns (P50, P90, P99), as OSU's -z",
+    },
+];
+
+fn usage(msg: impl Into<String>) -> ParamError {
+    ParamError(msg.into())
+}
+
+impl OsuParams {
+    /// The parameters the options say, refusing what OSU would not run.
+    pub fn from_args(args: &SuiteArgs) -> Result<OsuParams, ParamError> {
+        let (min_size, max_size) = match args.get("message-size") {
+            None => (None, None),
+            Some(m) => message_sizes(m)?,
+        };
+        let iterations = args.count("iterations").map_err(usage)?;
+        let warmup = args.count("warmup").map_err(usage)?;
+        let window = args.count("window-size").map_err(usage)?;
+        if iterations == Some(0) {
+            return Err(usage("-i 0: iterations must be at least 1"));
+        }
+        if let Some(w) = window.filter(|w| !(1..=MAX_WINDOW).contains(w)) {
+            return Err(usage(format!(
+                "-W {w}: the window must be 1 to {MAX_WINDOW}"
+            )));
+        }
+        Ok(OsuParams {
+            min_size,
+            max_size,
+            iterations,
+            warmup,
+            window,
+            validate: args.flag("validation"),
+            tail: args.flag("tail-lat"),
+        })
+    }
+}
+
+/// OSU's `-m [MIN:]MAX` (and `MIN:`), with sizes such as 4K accepted.
+pub fn message_sizes(text: &str) -> Result<(Option<u64>, Option<u64>), ParamError> {
+    let limit = format_size(MAX_MESSAGE_SIZE);
+    let valid = format!("use -m [MIN:]MAX or -m MIN: with MIN <= MAX <= {limit}");
+    let one = |part: &str| -> Result<u64, ParamError> {
+        let v = parse_size(part).map_err(|e| usage(format!("-m {text}: {e}")))?;
+        if v > MAX_MESSAGE_SIZE {
+            return Err(usage(format!(
+                "-m {text}: {} exceeds the largest message size, {limit}; {valid}",
+                format_size(v)
+            )));
+        }
+        Ok(v)
+    };
+    let (min, max) = match text.split_once(':') {
+        None => (None, Some(one(text)?)),
+        Some((a, "")) => (Some(one(a)?), None),
+        Some(("", b)) => (None, Some(one(b)?)),
+        Some((a, b)) => (Some(one(a)?), Some(one(b)?)),
+    };
+    if let (Some(a), Some(b)) = (min, max) {
+        if a > b {
+            return Err(usage(format!(
+                "-m {text}: MIN ({a}) is larger than MAX ({b}); {valid}"
+            )));
+        }
+    }
+    Ok((min, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_size_forms() {
+        assert_eq!(message_sizes("128"), Ok((None, Some(128))));
+        assert_eq!(message_sizes("2:128"), Ok((Some(2), Some(128))));
+        assert_eq!(message_sizes("2:"), Ok((Some(2), None)));
+        assert_eq!(message_sizes("4K:1M"), Ok((Some(4096), Some(1 << 20))));
+    }
+
+    #[test]
+    fn message_size_errors_say_what_is_valid() {
+        let e = message_sizes("8:4").unwrap_err().0;
+        assert!(
+            e.contains("MIN (8) is larger than MAX (4)") && e.contains("[MIN:]MAX"),
+            "{e}"
+        );
+        let e = message_sizes("1:abc").unwrap_err().0;
+        assert!(e.contains("'abc' is not a size"), "{e}");
+        let e = message_sizes("2G").unwrap_err().0;
+        assert!(e.contains("exceeds the largest message size, 1GiB"), "{e}");
+        assert!(message_sizes(":").is_err());
+    }
+
+    #[test]
+    fn options_become_parameters_and_bad_ones_are_refused() {
+        let mut a = SuiteArgs::new();
+        a.set("message-size", "4K:1M")
+            .set("iterations", "20")
+            .set("window-size", "8")
+            .flag_on("validation");
+        let p = OsuParams::from_args(&a).unwrap();
+        assert_eq!(
+            p,
+            OsuParams {
+                min_size: Some(4096),
+                max_size: Some(1 << 20),
+                iterations: Some(20),
+                warmup: None,
+                window: Some(8),
+                validate: true,
+                tail: false
+            }
+        );
+        a.set("iterations", "0");
+        assert!(OsuParams::from_args(&a)
+            .unwrap_err()
+            .0
+            .contains("iterations must be at least 1"));
+        a.set("iterations", "1").set("window-size", "1025");
+        assert!(OsuParams::from_args(&a)
+            .unwrap_err()
+            .0
+            .contains("window must be 1 to 1024"));
+        assert_eq!(
+            OsuParams::from_args(&SuiteArgs::new()).unwrap(),
+            OsuParams::default()
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! What a suite is: typed parameters, a rank rule, a text layout, the points it measures (a
+//! fixed list, or chosen one at a time from what was measured so far), and a per-rank
+//! [`Bench`] that knows how to do one timed iteration at a point. The shared driver
+//! ([`crate::driver`]) owns everything else: the point loop, warm-up, timing, validation and
+//! handing over raw samples.
+
+use bench_core::measure::{Layout, Metric, Point, PointKey};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use transports::comm::Comm;
+use transports::TransportError;
+
+use crate::options::{OptionDef, SuiteArgs};
+use crate::ranks::RankRule;
+
+/// A refusal of a suite's parameters: one line saying what is wrong and what is valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParamError(pub String);
+
+/// Why a suite failed while running.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error("validation failed at size {size}, iteration {iteration}: byte {offset} is {got:#04x}, expected {expected:#04x}")]
+    Validation {
+        size: u64,
+        iteration: u64,
+        offset: usize,
+        expected: u8,
+        got: u8,
+    },
+    #[error(transparent)]
+    Params(#[from] ParamError),
+    /// Handing a result to the frontend failed.
+    #[error("{0}")]
+    Report(String),
+}
+
+/// How one point is measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measure {
+    /// Timed iterations.
+    pub iterations: u64,
+    /// Untimed iterations before them.
+    pub warmup: u64,
+    /// Prepare and check every iteration's data ([`Bench::prepare`], [`Bench::check`]),
+    /// outside the timed region.
+    pub validate: bool,
+    /// What the samples report, headline first.
+    pub metrics: Vec<Metric>,
+}
+
+/// Chooses points one at a time from the points measured so far (on rank 0; the driver hands
+/// each choice to every rank).
+pub trait Adaptive: Send {
+    /// The next point to measure, or `None` when done. `done` holds every point measured so
+    /// far, in the order measured.
+    fn next(&mut self, done: &[Point]) -> Option<PointKey>;
+}
+
+/// Which points a run measures.
+pub enum Schedule {
+    /// Every rank knows them up front.
+    Fixed(Vec<PointKey>),
+    /// Chosen as the run goes (mpptest's `-auto` places sizes where the curve bends).
+    Adaptive(Box<dyn Adaptive>),
+}
+
+impl Schedule {
+    /// How many points, when known up front.
+    pub fn planned(&self) -> Option<usize> {
+        match self {
+            Schedule::Fixed(k) => Some(k.len()),
+            Schedule::Adaptive(_) => None,
+        }
+    }
+}
+
+/// One rank's state for measuring a suite: buffers, peers, the point being measured.
+pub trait Bench {
+    /// Gets ready to measure at `key` and says how.
+    fn at(&mut self, key: &PointKey) -> Result<Measure, SuiteError>;
+    /// Untimed, before iteration `i` when validating: fill the data it will carry.
+    fn prepare(&mut self, _i: u64) {}
+    /// One timed iteration.
+    fn iteration(&mut self, i: u64) -> Result<(), SuiteError>;
+    /// Untimed, after iteration `i` when validating: check what arrived.
+    fn check(&mut self, _i: u64) -> Result<(), SuiteError> {
+        Ok(())
+    }
+}
+
+/// A benchmark suite. It reads time only through `comm.now()` and never knows which fabric is
+/// underneath.
+pub trait Suite: Sync + 'static {
+    /// The suite's own parameters, typed; they travel to every rank as JSON.
+    type Params: Clone + std::fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static;
+    type Bench<'c>: Bench
+    where
+        Self: 'c;
+
+    fn name(&self) -> &'static str;
+    fn summary(&self) -> &'static str;
+    fn ranks(&self) -> RankRule;
+    /// The command-line options this suite takes.
+    fn options(&self) -> &'static [OptionDef];
+    /// Typed parameters from the options a user gave (only this suite's are passed).
+    fn params(&self, args: &SuiteArgs) -> Result<Self::Params, ParamError>;
+    /// Checks what depends on the rank count or on several parameters at once.
+    fn check(&self, _params: &Self::Params, _ranks: usize) -> Result<(), ParamError> {
+        Ok(())
+    }
+    fn layout(&self, params: &Self::Params) -> Layout;
+    fn schedule(&self, params: &Self::Params) -> Schedule;
+    /// This rank's bench for a run (allocates what every point needs).
+    fn start<'c>(
+        &'c self,
+        comm: &'c Comm,
+        params: &'c Self::Params,
+    ) -> Result<Self::Bench<'c>, SuiteError>;
+}
