@@ -345,6 +345,25 @@ fn width(k: ElemKind) -> usize {
     }
 }
 
+/// A buffer for a collective: null when empty. An empty slice's pointer is dangling and
+/// non-null (1 for bytes), which Open MPI takes for MPI_IN_PLACE ((void *)1) and refuses, or
+/// worse, acts on.
+fn cbuf(b: &[u8]) -> *const c_void {
+    if b.is_empty() {
+        std::ptr::null()
+    } else {
+        b.as_ptr() as *const c_void
+    }
+}
+
+fn mbuf(b: &mut [u8]) -> *mut c_void {
+    if b.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        b.as_mut_ptr() as *mut c_void
+    }
+}
+
 /// Counts or displacements as MPI's ints.
 fn ints(v: &[usize]) -> Result<Vec<c_int>> {
     v.iter()
@@ -624,7 +643,7 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: buf is valid for its length for the call.
         let code = unsafe {
             m::MPI_Bcast(
-                buf.as_mut_ptr() as *mut c_void,
+                mbuf(buf),
                 buf.len() as c_int,
                 m::RSMPI_UINT8_T,
                 root as c_int,
@@ -647,8 +666,8 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: both buffers hold `len` elements of `kind`.
         let code = unsafe {
             m::MPI_Reduce(
-                send.as_ptr() as *const c_void,
-                recv.as_mut_ptr() as *mut c_void,
+                cbuf(send),
+                mbuf(recv),
                 (send.len() / width(kind)) as c_int,
                 dtype(kind),
                 op(o),
@@ -665,8 +684,8 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: both buffers hold `len` elements of `kind`.
         let code = unsafe {
             m::MPI_Allreduce(
-                send.as_ptr() as *const c_void,
-                recv.as_mut_ptr() as *mut c_void,
+                cbuf(send),
+                mbuf(recv),
                 (send.len() / width(kind)) as c_int,
                 dtype(kind),
                 op(o),
@@ -683,10 +702,10 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: send holds n bytes; on the root recv holds n per rank (checked by Comm).
         let code = unsafe {
             m::MPI_Gather(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 n,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 n,
                 m::RSMPI_UINT8_T,
                 root as c_int,
@@ -711,10 +730,10 @@ impl NativeCollectives for MpiTransport {
         // counts only there.
         let code = unsafe {
             m::MPI_Gatherv(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 int(send.len())?,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 c.as_ptr(),
                 d.as_ptr(),
                 m::RSMPI_UINT8_T,
@@ -732,10 +751,10 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: recv holds n bytes; on the root send holds n per rank (checked by Comm).
         let code = unsafe {
             m::MPI_Scatter(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 n,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 n,
                 m::RSMPI_UINT8_T,
                 root as c_int,
@@ -759,11 +778,11 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: the layout was checked against send on the root by Comm.
         let code = unsafe {
             m::MPI_Scatterv(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 c.as_ptr(),
                 d.as_ptr(),
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 int(recv.len())?,
                 m::RSMPI_UINT8_T,
                 root as c_int,
@@ -780,10 +799,10 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: recv holds n bytes per rank (checked by Comm).
         let code = unsafe {
             m::MPI_Allgather(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 n,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 n,
                 m::RSMPI_UINT8_T,
                 self.coll.0,
@@ -805,10 +824,10 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: the layout was checked against recv by Comm.
         let code = unsafe {
             m::MPI_Allgatherv(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 int(send.len())?,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 c.as_ptr(),
                 d.as_ptr(),
                 m::RSMPI_UINT8_T,
@@ -825,10 +844,10 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: both hold n bytes per rank (checked by Comm).
         let code = unsafe {
             m::MPI_Alltoall(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 n,
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 n,
                 m::RSMPI_UINT8_T,
                 self.coll.0,
@@ -853,11 +872,11 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: both layouts were checked against their buffers by Comm.
         let code = unsafe {
             m::MPI_Alltoallv(
-                send.as_ptr() as *const c_void,
+                cbuf(send),
                 sc.as_ptr(),
                 sd.as_ptr(),
                 m::RSMPI_UINT8_T,
-                recv.as_mut_ptr() as *mut c_void,
+                mbuf(recv),
                 rc.as_ptr(),
                 rd.as_ptr(),
                 m::RSMPI_UINT8_T,
@@ -882,8 +901,8 @@ impl NativeCollectives for MpiTransport {
         // Comm).
         let code = unsafe {
             m::MPI_Reduce_scatter(
-                send.as_ptr() as *const c_void,
-                recv.as_mut_ptr() as *mut c_void,
+                cbuf(send),
+                mbuf(recv),
                 c.as_ptr(),
                 dtype(kind),
                 op(o),
@@ -899,8 +918,8 @@ impl NativeCollectives for MpiTransport {
         // SAFETY: both buffers hold the same number of elements of `kind`.
         let code = unsafe {
             m::MPI_Scan(
-                send.as_ptr() as *const c_void,
-                recv.as_mut_ptr() as *mut c_void,
+                cbuf(send),
+                mbuf(recv),
                 int(send.len() / width(kind))?,
                 dtype(kind),
                 op(o),

@@ -64,6 +64,12 @@ pub const VARS: &[Var] = &[
         "Open MPI byte transfer layers, e.g. self,vader or self,tcp",
     ),
     (
+        "op",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI reduction operation components; ^avx leaves out the AVX ones, whose sums of 8- and 16-bit integers saturate instead of wrapping (open-mpi/ompi#8045)",
+    ),
+    (
         "btl_vader_eager_limit",
         Family::OpenMpi,
         &SIZE,

@@ -66,8 +66,11 @@ impl Sample for f64 {
 }
 
 impl Sample for u8 {
+    // Sums stay under 256 over 8 ranks: what an overflowing byte sum gives is the MPI
+    // library's business (Open MPI's AVX ops saturate, open-mpi/ompi#8045), and fabbench's own
+    // wrapping is checked by its element tests.
     fn at(r: usize, i: usize) -> u8 {
-        (r * 37 + i * 11) as u8
+        (r * 3 + i % 5) as u8
     }
     fn small(r: usize, i: usize) -> u8 {
         1 + ((r + i) % 2) as u8
