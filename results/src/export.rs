@@ -109,9 +109,37 @@ impl Exporter for ManifestJson {
 /// summary.csv: one tidy row per suite, fabric, point and metric.
 pub struct SummaryCsv;
 
+/// summary.csv's columns, written even when there are no rows.
+const SUMMARY_COLUMNS: [&str; 18] = [
+    "suite",
+    "fabric",
+    "emulated",
+    "ranks",
+    "size",
+    "metric",
+    "unit",
+    "value",
+    "count",
+    "min",
+    "mean",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "stddev",
+    "validation",
+];
+
 impl Exporter for SummaryCsv {
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
-        Ok(vec![("summary.csv".into(), to_csv(&run.records())?)])
+        let records = run.records();
+        let bytes = if records.is_empty() {
+            format!("{}\n", SUMMARY_COLUMNS.join(",")).into_bytes()
+        } else {
+            to_csv(&records)?
+        };
+        Ok(vec![("summary.csv".into(), bytes)])
     }
 }
 
@@ -202,4 +230,75 @@ fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {
     }
     w.into_inner()
         .map_err(|e| ResultsError::Format(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FabricKind, FabricRun, Series};
+    use bench_core::measure::Point;
+
+    fn run(points: Vec<Point>) -> Run {
+        Run {
+            manifest: Manifest {
+                schema_version: 1,
+                fabbench_version: "0".into(),
+                git_revision: "x".into(),
+                run_id: "r".into(),
+                command_line: vec![],
+                start_time: "t".into(),
+                end_time: "t".into(),
+                host: bench_core::machine::HostInfo::collect(),
+                suites: vec!["s".into()],
+                params: Default::default(),
+                fabrics: vec![FabricRun {
+                    fabric: "shm".into(),
+                    kind: FabricKind::Native,
+                    emulated: false,
+                    virtual_time: false,
+                    ranks: 2,
+                    settings_line: String::new(),
+                    tunables: Default::default(),
+                    counters: vec![],
+                    facts: Default::default(),
+                }],
+            },
+            series: vec![Series {
+                suite: "s".into(),
+                fabric: "shm".into(),
+                emulated: false,
+                ranks: 2,
+                layout: Layout::Osu {
+                    title: "t".into(),
+                    column: "c".into(),
+                    tail: false,
+                    validation: false,
+                },
+                points,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_csv_headers_are_written_even_without_rows() {
+        let empty = run(vec![]);
+        let summary = &SummaryCsv.export(&empty).unwrap()[0].1;
+        let one = run(vec![Point {
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
+            samples_ns: vec![100],
+            validated: None,
+        }]);
+        let full = String::from_utf8(SummaryCsv.export(&one).unwrap()[0].1.clone()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(summary).trim_end(),
+            full.lines().next().unwrap(),
+            "the same header with and without rows"
+        );
+        let samples = &SamplesCsv.export(&empty).unwrap()[0].1;
+        assert_eq!(
+            String::from_utf8_lossy(samples).trim_end(),
+            "suite,fabric,size,params,iteration,ns"
+        );
+    }
 }

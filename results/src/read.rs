@@ -20,12 +20,15 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
     let text = read_text(&path)?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| malformed(&path, e))?;
     let version = match value.get("schema_version") {
-        None => return crate::legacy::read(dir, value),
+        None => 0,
         Some(v) => v.as_u64().ok_or_else(|| ResultsError::Malformed {
             path: path.display().to_string(),
             reason: format!("schema_version is {v}, not a number"),
         })?,
     };
+    if version == 0 {
+        return crate::legacy::read(dir, value);
+    }
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::Schema {
             path: path.display().to_string(),
