@@ -1,0 +1,121 @@
+//! `fabbench run` prints the same OSU text as before the runner library: byte for byte on
+//! emulated fabrics (their numbers are exact), the same layout on shm (its numbers vary). The
+//! expected text is what the previous fabbench printed for the same commands
+//! (tests/fixtures/osu-text, see its README).
+
+mod common;
+
+use common::*;
+
+fn fixture(name: &str) -> String {
+    let p = format!(
+        "{}/tests/fixtures/osu-text/{name}.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn printed(name: &str, args: &[&str]) -> String {
+    let r = run(name, args);
+    r.ok();
+    r.stdout()
+}
+
+#[test]
+fn emulated_runs_print_exactly_what_they_printed_before() {
+    let _g = serial();
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "latency+bw-rapidio-z-c",
+            &[
+                "run",
+                "osu_latency",
+                "osu_bw",
+                "-m",
+                "1:64",
+                "-i",
+                "5",
+                "-x",
+                "1",
+                "-z",
+                "-c",
+                "--fabric",
+                "rapidio",
+            ],
+        ),
+        (
+            "bibw-hyperlink+bxi",
+            &[
+                "run",
+                "osu_bibw",
+                "-m",
+                "1K:8K",
+                "-i",
+                "3",
+                "-x",
+                "1",
+                "--fabric",
+                "hyperlink,bxi",
+            ],
+        ),
+        (
+            "latency-bxi-rendezvous",
+            &[
+                "run",
+                "osu_latency",
+                "-m",
+                "0:4K",
+                "-i",
+                "5",
+                "-x",
+                "1",
+                "--fabric",
+                "bxi",
+                "--set",
+                "bxi.rendezvous=1K",
+                "-c",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let want = fixture(name);
+        let got = printed(name, args);
+        assert_eq!(got, want, "{name}: the printed text changed");
+    }
+}
+
+/// A line with every number replaced by `#`, so layouts compare whatever was measured.
+fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn shm_runs_print_the_same_layout_as_before() {
+    let _g = serial();
+    let want = fixture("bw-shm-W8");
+    let got = printed(
+        "bw-shm-W8",
+        &[
+            "run", "osu_bw", "-m", "8:16", "-i", "5", "-x", "1", "-W", "8",
+        ],
+    );
+    let shapes = |t: &str| t.lines().map(shape).collect::<Vec<_>>();
+    assert_eq!(shapes(&got), shapes(&want), "got:\n{got}\nwant:\n{want}");
+    // Columns sit where OSU puts them: the value ends at column 30.
+    for l in got.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        assert_eq!(l.len(), 30, "{l:?}");
+    }
+}
