@@ -19,7 +19,14 @@ pub struct HostInfo {
 }
 
 impl HostInfo {
+    /// This host's facts, read once per process: a tuner doing thousands of in-process runs
+    /// would otherwise read /proc/cpuinfo and the cgroup files for every one.
     pub fn collect() -> HostInfo {
+        static HOST: std::sync::OnceLock<HostInfo> = std::sync::OnceLock::new();
+        HOST.get_or_init(HostInfo::read).clone()
+    }
+
+    fn read() -> HostInfo {
         let uname = nix::sys::utsname::uname().ok();
         HostInfo {
             hostname: nix::unistd::gethostname()

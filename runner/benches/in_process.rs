@@ -1,6 +1,7 @@
 //! The cost of one in-process run on an emulated fabric through the runner (plan to `Run`,
-//! nothing written): what autotune pays per measurement. The run itself is an osu_latency of
-//! one size with 100 timed iterations, in virtual time.
+//! nothing written): what autotune pays per measurement. The run is an osu_latency of one size
+//! with 100 timed iterations (and 10 warm-up), in virtual time; the same with one iteration and
+//! no warm-up shows what a run costs besides its messages.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use runner::sink::Discard;
@@ -8,12 +9,18 @@ use runner::{PlanBuilder, SuiteSpec};
 use suites::osu::{OsuParams, LATENCY};
 
 fn one_emulated_run(c: &mut Criterion) {
-    for fabric in ["rapidio", "hyperlink", "bxi"] {
+    let cases = [
+        ("rapidio", 100, 10),
+        ("hyperlink", 100, 10),
+        ("bxi", 100, 10),
+        ("rapidio", 1, 0),
+    ];
+    for (fabric, iterations, warmup) in cases {
         let params = OsuParams {
             min_size: Some(8),
             max_size: Some(8),
-            iterations: Some(100),
-            warmup: Some(10),
+            iterations: Some(iterations),
+            warmup: Some(warmup),
             ..Default::default()
         };
         let plan = PlanBuilder::new()
@@ -22,7 +29,7 @@ fn one_emulated_run(c: &mut Criterion) {
             .build()
             .expect("a valid plan");
         c.bench_function(
-            &format!("runner::run osu_latency 8 B x100 on {fabric}"),
+            &format!("runner::run osu_latency 8 B x{iterations} on {fabric}"),
             |b| b.iter(|| runner::run(&plan, &mut Discard).expect("the run succeeds")),
         );
     }

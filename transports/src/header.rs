@@ -113,6 +113,7 @@ impl Header {
     }
 
     /// Encodes into `out` and returns the header length.
+    #[inline]
     pub fn encode(&self, out: &mut [u8; MAX_HEADER_LEN]) -> usize {
         out[0] = self.ty as u8;
         out[1] = self.ctx;
@@ -135,6 +136,7 @@ impl Header {
     }
 
     /// Decodes a frame's header; the payload is `&frame[header.ty.header_len()..]`.
+    #[inline]
     pub fn decode(frame: &[u8]) -> Result<Header, HeaderError> {
         if frame.len() < COMMON_LEN {
             return Err(HeaderError::Short {
