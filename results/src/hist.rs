@@ -15,7 +15,7 @@ use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 
-use crate::export::Exporter;
+use crate::exporter::Exporter;
 use crate::model::Run;
 use crate::ResultsError;
 

@@ -12,7 +12,7 @@ use bench_core::measure::{Layout, Metric, Point, PointKey};
 use serde::Deserialize;
 
 use crate::model::{FabricKind, FabricRun, Manifest, Run, Series, TunableRecord};
-use crate::read::{malformed, read_text};
+use crate::source::{malformed, read_text};
 use crate::ResultsError;
 
 #[derive(Deserialize)]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use bench_core::measure::{Layout, Point};
 
-use crate::export::Exporter;
+use crate::exporter::Exporter;
 use crate::model::{FabricRun, Run, Series};
 use crate::ResultsError;
 

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use bench_core::measure::{Point, PointKey};
 
-use crate::export::{ManifestFile, SampleRow};
+use crate::files::{ManifestFile, SampleRow};
 use crate::model::{Run, Series, SCHEMA_VERSION};
+use crate::source::{malformed, read_text};
 use crate::ResultsError;
 
 /// The samples of a run by (suite, fabric, point key), in iteration order.
@@ -79,20 +80,6 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
         manifest: file.manifest,
         series,
     })
-}
-
-pub(crate) fn read_text(path: &Path) -> Result<String, ResultsError> {
-    std::fs::read_to_string(path).map_err(|e| ResultsError::Unreadable {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })
-}
-
-pub(crate) fn malformed(path: &Path, e: impl std::fmt::Display) -> ResultsError {
-    ResultsError::Malformed {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
 }
 
 /// samples.csv, grouped by point. The iteration column must count up from 0 within a point.

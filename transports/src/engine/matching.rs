@@ -7,27 +7,7 @@ use crate::error::{Result, TransportError};
 use crate::header::{FrameType, Header, COMMON_LEN, FLAG_SINGLE_COPY_OK};
 use crate::transport::{ReqId, Status, Tag};
 
-use super::ops::{Op, Ptr, RecvOp, RecvPhase};
-use super::state::{Core, State};
-
-#[derive(Debug)]
-enum UnexpectedKind {
-    Eager(Vec<u8>),
-    Rts {
-        len: usize,
-        sreq: u64,
-        saddr: u64,
-        single_ok: bool,
-    },
-}
-
-#[derive(Debug)]
-pub(super) struct Unexpected {
-    src: usize,
-    tag: Tag,
-    ctx: u8,
-    kind: UnexpectedKind,
-}
+use super::state::{Core, Op, Ptr, RecvOp, RecvPhase, State, Unexpected, UnexpectedKind};
 
 impl State {
     /// Nothing posted, unexpected, queued or in flight: the receive fast path may run.

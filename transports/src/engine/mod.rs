@@ -37,9 +37,8 @@ use crate::transport::{Context, Counters, ReqId, Status, Tag, Transport};
 use crate::wire::{FragKind, Wire};
 
 pub use config::{EngineConfig, Schedule, SingleCopy, SHARE_MIN};
-use ops::{Op, Ptr, SendOp, SendPhase};
 use protocol::encode;
-use state::{Core, State};
+use state::{Core, Op, Ptr, SendOp, SendPhase, State};
 use waiting::{describe_pending, Pending, RxThread, Waiter};
 
 /// The engine: a [`Transport`] over any [`Wire`].

@@ -9,44 +9,10 @@ use crate::transport::{ReqId, Status};
 use crate::wire::{FragKind, GetOutcome, Protocol};
 
 use super::config::{Schedule, SingleCopy, SHARE_MIN};
-use super::ops::{Op, RecvPhase, SendPhase};
-use super::state::{Core, State};
+use super::state::{Core, Ctrl, Op, PutJob, RecvPhase, SendPhase, State};
 
 /// Frames one progress pass may emit before it polls again, so receiving never starves.
 const SEND_BUDGET: usize = 64;
-
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Ctrl {
-    Cts {
-        sreq: u64,
-        rreq: u64,
-        len: u64,
-        raddr: u64,
-    },
-    Fin {
-        sreq: u64,
-    },
-    /// Write the message's last `n` bytes at `dst` (the sender's share of a single copy).
-    Put {
-        sreq: u64,
-        rreq: u64,
-        dst: u64,
-        n: u64,
-    },
-    PutFin {
-        rreq: u64,
-        n: u64,
-    },
-}
-
-/// A PUT the sender has received and will carry out after the poll (the wire is busy then).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct PutJob {
-    idx: u32,
-    rreq: u64,
-    dst: u64,
-    n: usize,
-}
 
 pub(super) fn encode(h: &Header) -> ([u8; MAX_HEADER_LEN], usize) {
     let mut buf = [0u8; MAX_HEADER_LEN];

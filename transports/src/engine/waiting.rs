@@ -12,8 +12,9 @@ use crate::error::{Result, TransportError};
 use crate::spin::SpinLock;
 use crate::transport::ReqId;
 
-use super::ops::{req_index, Op, RecvPhase, SendPhase};
+use super::ops::req_index;
 use super::state::{Core, State};
+use super::state::{Op, RecvPhase, SendPhase};
 use super::Engine;
 
 /// How many idle progress passes go by between looks at the clock and at peers' liveness.

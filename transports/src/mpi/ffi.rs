@@ -1,6 +1,6 @@
 //! The Transport over the MPI library itself (rsmpi's raw bindings): blocking calls map to
 //! MPI_Send/MPI_Recv, nonblocking ones to MPI_Isend/MPI_Irecv with requests kept in a slab,
-//! collectives to MPI's own, so a suite makes the same calls OSU makes.
+//! collectives to MPI's own (in `collectives`), so a suite makes the same calls OSU makes.
 //!
 //! A request handle is carried in the ReqId itself (it fits in 8 bytes), so nothing is looked up
 //! or locked per message. MPI's blocking calls cannot be interrupted, so a watchdog thread bounds
@@ -20,9 +20,7 @@ use mpi::ffi as m;
 
 use crate::error::{Result, TransportError};
 use crate::fabric::FabricContext;
-use crate::transport::{
-    Context, Counters, ElemKind, NativeCollectives, ReduceOp, ReqId, Status, Tag, Transport,
-};
+use crate::transport::{Context, Counters, NativeCollectives, ReqId, Status, Tag, Transport};
 
 /// The MPI library's own description, callable before MPI_Init.
 pub fn library_version() -> String {
@@ -74,20 +72,20 @@ fn handle_of(id: ReqId) -> m::MPI_Request {
     }
 }
 
-struct Handles(Vec<m::MPI_Request>);
+pub(super) struct Handles(pub(super) Vec<m::MPI_Request>);
 // SAFETY: request handles are only used by the thread that owns the transport (MPI runs
 // FUNNELED); the buffer sits behind a lock only to satisfy the Transport bounds.
 unsafe impl Send for Handles {}
 
 #[derive(Clone, Copy)]
-struct CommH(m::MPI_Comm);
+pub(super) struct CommH(pub(super) m::MPI_Comm);
 // SAFETY: as for Req.
 unsafe impl Send for CommH {}
 unsafe impl Sync for CommH {}
 
 /// What the rank is blocked in, for the watchdog: `what` is the call and peer (0: not in a
 /// blocking call), `seq` changes with every call.
-struct Blocked {
+pub(super) struct Blocked {
     seq: AtomicU64,
     what: AtomicU64,
 }
@@ -115,26 +113,26 @@ const CALLS: [&str; 15] = [
 ];
 
 pub struct MpiTransport {
-    rank: usize,
-    size: usize,
+    pub(super) rank: usize,
+    pub(super) size: usize,
     /// The communicator: MPI_COMM_WORLD, or one MPI_Comm_split made.
-    world: CommH,
-    coll: CommH,
+    pub(super) world: CommH,
+    pub(super) coll: CommH,
     /// Made by MPI_Comm_split: shutting it down frees the communicator, not MPI.
-    sub: bool,
-    handles: crate::spin::SpinLock<Handles>,
-    clock: RealClock,
-    stage: Arc<Mutex<String>>,
-    reporter: Arc<dyn Bootstrap>,
-    blocked: Arc<Blocked>,
-    stop: Arc<AtomicBool>,
-    library: String,
-    env: Vec<(String, String)>,
-    finalized: AtomicBool,
+    pub(super) sub: bool,
+    pub(super) handles: crate::spin::SpinLock<Handles>,
+    pub(super) clock: RealClock,
+    pub(super) stage: Arc<Mutex<String>>,
+    pub(super) reporter: Arc<dyn Bootstrap>,
+    pub(super) blocked: Arc<Blocked>,
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) library: String,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) finalized: AtomicBool,
 }
 
 #[inline]
-fn check(code: c_int, what: &str) -> Result<()> {
+pub(super) fn check(code: c_int, what: &str) -> Result<()> {
     if code == 0 {
         return Ok(());
     }
@@ -223,7 +221,7 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
 impl MpiTransport {
     /// Frees a sub-communicator once (MPI must still be running: after MPI_Finalize there is
     /// nothing left to free).
-    fn free(&self) -> Result<()> {
+    pub(super) fn free(&self) -> Result<()> {
         if self.finalized.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
@@ -287,7 +285,7 @@ impl MpiTransport {
     }
 
     #[inline]
-    fn enter(&self, call: u8, peer: i64) {
+    pub(super) fn enter(&self, call: u8, peer: i64) {
         // One writer: a load and a store, no read-modify-write.
         let s = self.blocked.seq.load(Ordering::Relaxed);
         self.blocked.seq.store(s.wrapping_add(1), Ordering::Relaxed);
@@ -295,7 +293,7 @@ impl MpiTransport {
     }
 
     #[inline]
-    fn leave(&self) {
+    pub(super) fn leave(&self) {
         self.blocked.what.store(0, Ordering::Release);
     }
 
@@ -316,79 +314,6 @@ impl MpiTransport {
             source: st.MPI_SOURCE.max(0) as usize,
             tag: st.MPI_TAG,
             len: count.max(0) as usize,
-        }
-    }
-}
-
-fn dtype(k: ElemKind) -> m::MPI_Datatype {
-    // SAFETY: reading predefined handles after initialisation.
-    unsafe {
-        match k {
-            ElemKind::U8 => m::RSMPI_UINT8_T,
-            ElemKind::C64 => m::RSMPI_DOUBLE_COMPLEX,
-            ElemKind::F64 => m::RSMPI_DOUBLE,
-            ElemKind::F32 => m::RSMPI_FLOAT,
-            ElemKind::U64 => m::RSMPI_UINT64_T,
-            ElemKind::I64 => m::RSMPI_INT64_T,
-            ElemKind::U32 => m::RSMPI_UINT32_T,
-            ElemKind::I32 => m::RSMPI_INT32_T,
-        }
-    }
-}
-
-fn width(k: ElemKind) -> usize {
-    match k {
-        ElemKind::U8 => 1,
-        ElemKind::C64 => 16,
-        ElemKind::F64 | ElemKind::U64 | ElemKind::I64 => 8,
-        ElemKind::F32 | ElemKind::U32 | ElemKind::I32 => 4,
-    }
-}
-
-/// A buffer for a collective: null when empty. An empty slice's pointer is dangling and
-/// non-null (1 for bytes), which Open MPI takes for MPI_IN_PLACE ((void *)1) and refuses, or
-/// worse, acts on.
-fn cbuf(b: &[u8]) -> *const c_void {
-    if b.is_empty() {
-        std::ptr::null()
-    } else {
-        b.as_ptr() as *const c_void
-    }
-}
-
-fn mbuf(b: &mut [u8]) -> *mut c_void {
-    if b.is_empty() {
-        std::ptr::null_mut()
-    } else {
-        b.as_mut_ptr() as *mut c_void
-    }
-}
-
-/// Counts or displacements as MPI's ints.
-fn ints(v: &[usize]) -> Result<Vec<c_int>> {
-    v.iter()
-        .map(|&x| {
-            c_int::try_from(x).map_err(|_| {
-                TransportError::Usage(format!(
-                    "{x} does not fit MPI's int counts; keep each block under 2 GiB"
-                ))
-            })
-        })
-        .collect()
-}
-
-fn int(x: usize) -> Result<c_int> {
-    Ok(ints(&[x])?[0])
-}
-
-fn op(o: ReduceOp) -> m::MPI_Op {
-    // SAFETY: predefined handles.
-    unsafe {
-        match o {
-            ReduceOp::Sum => m::RSMPI_SUM,
-            ReduceOp::Max => m::RSMPI_MAX,
-            ReduceOp::Min => m::RSMPI_MIN,
-            ReduceOp::Prod => m::RSMPI_PROD,
         }
     }
 }
@@ -626,352 +551,5 @@ impl Drop for MpiTransport {
         if self.sub {
             let _ = self.free();
         }
-    }
-}
-
-impl NativeCollectives for MpiTransport {
-    fn barrier(&self) -> Result<()> {
-        self.enter(5, -1);
-        // SAFETY: valid communicator.
-        let code = unsafe { m::MPI_Barrier(self.coll.0) };
-        self.leave();
-        check(code, "MPI_Barrier")
-    }
-
-    fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
-        self.enter(6, root as i64);
-        // SAFETY: buf is valid for its length for the call.
-        let code = unsafe {
-            m::MPI_Bcast(
-                mbuf(buf),
-                buf.len() as c_int,
-                m::RSMPI_UINT8_T,
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Bcast")
-    }
-
-    fn reduce(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        kind: ElemKind,
-        o: ReduceOp,
-        root: usize,
-    ) -> Result<()> {
-        self.enter(7, root as i64);
-        // SAFETY: both buffers hold `len` elements of `kind`.
-        let code = unsafe {
-            m::MPI_Reduce(
-                cbuf(send),
-                mbuf(recv),
-                (send.len() / width(kind)) as c_int,
-                dtype(kind),
-                op(o),
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Reduce")
-    }
-
-    fn allreduce(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
-        self.enter(7, -1);
-        // SAFETY: both buffers hold `len` elements of `kind`.
-        let code = unsafe {
-            m::MPI_Allreduce(
-                cbuf(send),
-                mbuf(recv),
-                (send.len() / width(kind)) as c_int,
-                dtype(kind),
-                op(o),
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Allreduce")
-    }
-
-    fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
-        let n = int(send.len())?;
-        self.enter(8, root as i64);
-        // SAFETY: send holds n bytes; on the root recv holds n per rank (checked by Comm).
-        let code = unsafe {
-            m::MPI_Gather(
-                cbuf(send),
-                n,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                n,
-                m::RSMPI_UINT8_T,
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Gather")
-    }
-
-    fn gatherv(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        displs: &[usize],
-        root: usize,
-    ) -> Result<()> {
-        let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(8, root as i64);
-        // SAFETY: the layout was checked against recv on the root by Comm; MPI reads the
-        // counts only there.
-        let code = unsafe {
-            m::MPI_Gatherv(
-                cbuf(send),
-                int(send.len())?,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                c.as_ptr(),
-                d.as_ptr(),
-                m::RSMPI_UINT8_T,
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Gatherv")
-    }
-
-    fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
-        let n = int(recv.len())?;
-        self.enter(9, root as i64);
-        // SAFETY: recv holds n bytes; on the root send holds n per rank (checked by Comm).
-        let code = unsafe {
-            m::MPI_Scatter(
-                cbuf(send),
-                n,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                n,
-                m::RSMPI_UINT8_T,
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Scatter")
-    }
-
-    fn scatterv(
-        &self,
-        send: &[u8],
-        counts: &[usize],
-        displs: &[usize],
-        recv: &mut [u8],
-        root: usize,
-    ) -> Result<()> {
-        let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(9, root as i64);
-        // SAFETY: the layout was checked against send on the root by Comm.
-        let code = unsafe {
-            m::MPI_Scatterv(
-                cbuf(send),
-                c.as_ptr(),
-                d.as_ptr(),
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                int(recv.len())?,
-                m::RSMPI_UINT8_T,
-                root as c_int,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Scatterv")
-    }
-
-    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
-        let n = int(send.len())?;
-        self.enter(10, -1);
-        // SAFETY: recv holds n bytes per rank (checked by Comm).
-        let code = unsafe {
-            m::MPI_Allgather(
-                cbuf(send),
-                n,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                n,
-                m::RSMPI_UINT8_T,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Allgather")
-    }
-
-    fn allgatherv(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        displs: &[usize],
-    ) -> Result<()> {
-        let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(10, -1);
-        // SAFETY: the layout was checked against recv by Comm.
-        let code = unsafe {
-            m::MPI_Allgatherv(
-                cbuf(send),
-                int(send.len())?,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                c.as_ptr(),
-                d.as_ptr(),
-                m::RSMPI_UINT8_T,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Allgatherv")
-    }
-
-    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
-        let n = int(send.len() / self.size)?;
-        self.enter(11, -1);
-        // SAFETY: both hold n bytes per rank (checked by Comm).
-        let code = unsafe {
-            m::MPI_Alltoall(
-                cbuf(send),
-                n,
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                n,
-                m::RSMPI_UINT8_T,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Alltoall")
-    }
-
-    fn alltoallv(
-        &self,
-        send: &[u8],
-        send_counts: &[usize],
-        send_displs: &[usize],
-        recv: &mut [u8],
-        recv_counts: &[usize],
-        recv_displs: &[usize],
-    ) -> Result<()> {
-        let (sc, sd) = (ints(send_counts)?, ints(send_displs)?);
-        let (rc, rd) = (ints(recv_counts)?, ints(recv_displs)?);
-        self.enter(11, -1);
-        // SAFETY: both layouts were checked against their buffers by Comm.
-        let code = unsafe {
-            m::MPI_Alltoallv(
-                cbuf(send),
-                sc.as_ptr(),
-                sd.as_ptr(),
-                m::RSMPI_UINT8_T,
-                mbuf(recv),
-                rc.as_ptr(),
-                rd.as_ptr(),
-                m::RSMPI_UINT8_T,
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Alltoallv")
-    }
-
-    fn reduce_scatter(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        kind: ElemKind,
-        o: ReduceOp,
-    ) -> Result<()> {
-        let c = ints(counts)?;
-        self.enter(12, -1);
-        // SAFETY: send holds the sum of counts elements, recv this rank's count (checked by
-        // Comm).
-        let code = unsafe {
-            m::MPI_Reduce_scatter(
-                cbuf(send),
-                mbuf(recv),
-                c.as_ptr(),
-                dtype(kind),
-                op(o),
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Reduce_scatter")
-    }
-
-    fn scan(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
-        self.enter(13, -1);
-        // SAFETY: both buffers hold the same number of elements of `kind`.
-        let code = unsafe {
-            m::MPI_Scan(
-                cbuf(send),
-                mbuf(recv),
-                int(send.len() / width(kind))?,
-                dtype(kind),
-                op(o),
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Scan")
-    }
-
-    fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Box<dyn Transport>>> {
-        let color = match color {
-            // SAFETY: reading a predefined constant.
-            None => unsafe { m::RSMPI_UNDEFINED },
-            Some(c) => c_int::try_from(c).map_err(|_| {
-                TransportError::Usage(format!("split: colour {c} does not fit MPI's int"))
-            })?,
-        };
-        let mut new = MaybeUninit::<m::MPI_Comm>::uninit();
-        self.enter(14, -1);
-        // SAFETY: a valid communicator; MPI writes the new handle.
-        let code = unsafe { m::MPI_Comm_split(self.world.0, color, key, new.as_mut_ptr()) };
-        self.leave();
-        check(code, "MPI_Comm_split")?;
-        // SAFETY: written by MPI_Comm_split.
-        let new = unsafe { new.assume_init() };
-        // SAFETY: comparing with a predefined handle.
-        if new == unsafe { m::RSMPI_COMM_NULL } {
-            return Ok(None);
-        }
-        let (mut rank, mut size): (c_int, c_int) = (0, 0);
-        // SAFETY: valid communicator and out-pointers.
-        unsafe {
-            m::MPI_Comm_set_errhandler(new, m::RSMPI_ERRORS_RETURN);
-            m::MPI_Comm_rank(new, &mut rank);
-            m::MPI_Comm_size(new, &mut size);
-        }
-        Ok(Some(Box::new(MpiTransport {
-            rank: rank as usize,
-            size: size as usize,
-            world: CommH(new),
-            coll: CommH(new),
-            sub: true,
-            handles: crate::spin::SpinLock::new(Handles(Vec::new())),
-            clock: self.clock,
-            stage: self.stage.clone(),
-            reporter: self.reporter.clone(),
-            blocked: self.blocked.clone(),
-            stop: self.stop.clone(),
-            library: self.library.clone(),
-            env: self.env.clone(),
-            finalized: AtomicBool::new(false),
-        })))
     }
 }

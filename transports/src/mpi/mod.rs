@@ -10,6 +10,8 @@
 //! emulated fabric when it is not.
 
 #[cfg(feature = "mpi")]
+mod collectives;
+#[cfg(feature = "mpi")]
 mod ffi;
 
 use std::process::Command;

@@ -1,0 +1,279 @@
+//! The JSON and CSV files of a run directory: manifest.json (with the index of every series
+//! and point, which with samples.csv is enough to read the run back), summary.csv, samples.csv
+//! and results.json.
+
+use std::path::PathBuf;
+
+use bench_core::measure::{Layout, Metric, PointKey};
+use serde::{Deserialize, Serialize};
+
+use crate::exporter::Exporter;
+use crate::model::{Manifest, Record, Run};
+use crate::ResultsError;
+
+/// A point as manifest.json lists it: everything but the samples, which are in samples.csv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointIndex {
+    pub key: PointKey,
+    pub metrics: Vec<Metric>,
+    pub validated: Option<bool>,
+    /// How many rows of samples.csv the point has.
+    pub samples: usize,
+}
+
+/// A series as manifest.json lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesIndex {
+    pub suite: String,
+    pub fabric: String,
+    pub emulated: bool,
+    pub ranks: usize,
+    pub layout: Layout,
+    pub points: Vec<PointIndex>,
+}
+
+/// manifest.json: the manifest, and what each series measured (its samples aside).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    #[serde(flatten)]
+    pub manifest: Manifest,
+    pub series: Vec<SeriesIndex>,
+}
+
+impl ManifestFile {
+    pub fn of(run: &Run) -> ManifestFile {
+        ManifestFile {
+            manifest: as_written(&run.manifest),
+            series: run
+                .series
+                .iter()
+                .map(|s| SeriesIndex {
+                    suite: s.suite.clone(),
+                    fabric: s.fabric.clone(),
+                    emulated: s.emulated,
+                    ranks: s.ranks,
+                    layout: s.layout.clone(),
+                    points: s
+                        .points
+                        .iter()
+                        .map(|p| PointIndex {
+                            key: p.key.clone(),
+                            metrics: p.metrics.clone(),
+                            validated: p.validated,
+                            samples: p.samples_ns.len(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// manifest.json
+pub struct ManifestJson;
+
+impl Exporter for ManifestJson {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        Ok(vec![(
+            "manifest.json".into(),
+            json(&ManifestFile::of(run))?,
+        )])
+    }
+}
+
+/// summary.csv: one tidy row per suite, fabric, point and metric.
+pub struct SummaryCsv;
+
+/// summary.csv's columns, written even when there are no rows.
+const SUMMARY_COLUMNS: [&str; 18] = [
+    "suite",
+    "fabric",
+    "emulated",
+    "ranks",
+    "size",
+    "metric",
+    "unit",
+    "value",
+    "count",
+    "min",
+    "mean",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "stddev",
+    "validation",
+];
+
+impl Exporter for SummaryCsv {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        let records = run.records();
+        let bytes = if records.is_empty() {
+            format!("{}\n", SUMMARY_COLUMNS.join(",")).into_bytes()
+        } else {
+            to_csv(&records)?
+        };
+        Ok(vec![("summary.csv".into(), bytes)])
+    }
+}
+
+/// One row of samples.csv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRow {
+    pub suite: String,
+    pub fabric: String,
+    pub size: Option<u64>,
+    /// The point key's other parameters, `name=value;...` (empty for message sizes alone).
+    pub params: String,
+    pub iteration: usize,
+    pub ns: u64,
+}
+
+/// samples.csv: every raw timed sample, so any statistic can be recomputed later.
+pub struct SamplesCsv;
+
+impl Exporter for SamplesCsv {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for s in &run.series {
+            for p in &s.points {
+                let params = p.key.params_text();
+                for (i, ns) in p.samples_ns.iter().enumerate() {
+                    w.serialize(SampleRow {
+                        suite: s.suite.clone(),
+                        fabric: s.fabric.clone(),
+                        size: p.key.size,
+                        params: params.clone(),
+                        iteration: i,
+                        ns: *ns,
+                    })
+                    .map_err(|e| ResultsError::Format(e.to_string()))?;
+                }
+            }
+        }
+        if run.series.iter().all(|s| s.points.is_empty()) {
+            // The header alone, so the file still says what its columns are.
+            w.write_record(["suite", "fabric", "size", "params", "iteration", "ns"])
+                .map_err(|e| ResultsError::Format(e.to_string()))?;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| ResultsError::Format(e.to_string()))?;
+        Ok(vec![("samples.csv".into(), bytes)])
+    }
+}
+
+/// results.json: the manifest and the summary records in one document.
+pub struct ResultsJson;
+
+impl Exporter for ResultsJson {
+    fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            manifest: &'a Manifest,
+            records: Vec<Record>,
+        }
+        let doc = Doc {
+            manifest: &as_written(&run.manifest),
+            records: run.records(),
+        };
+        Ok(vec![("results.json".into(), json(&doc)?)])
+    }
+}
+
+/// The manifest as this version writes it: a run read from an older layout is written in
+/// today's.
+fn as_written(m: &Manifest) -> Manifest {
+    Manifest {
+        schema_version: crate::model::SCHEMA_VERSION,
+        ..m.clone()
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ResultsError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(ResultsError::json)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)
+            .map_err(|e| ResultsError::Format(e.to_string()))?;
+    }
+    w.into_inner()
+        .map_err(|e| ResultsError::Format(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FabricKind, FabricRun, Series};
+    use bench_core::measure::Point;
+
+    fn run(points: Vec<Point>) -> Run {
+        Run {
+            manifest: Manifest {
+                schema_version: 1,
+                fabbench_version: "0".into(),
+                git_revision: "x".into(),
+                run_id: "r".into(),
+                command_line: vec![],
+                start_time: "t".into(),
+                end_time: "t".into(),
+                host: bench_core::machine::HostInfo::collect(),
+                suites: vec!["s".into()],
+                params: Default::default(),
+                fabrics: vec![FabricRun {
+                    fabric: "shm".into(),
+                    kind: FabricKind::Native,
+                    emulated: false,
+                    virtual_time: false,
+                    ranks: 2,
+                    settings_line: String::new(),
+                    tunables: Default::default(),
+                    counters: vec![],
+                    facts: Default::default(),
+                }],
+            },
+            series: vec![Series {
+                suite: "s".into(),
+                fabric: "shm".into(),
+                emulated: false,
+                ranks: 2,
+                layout: Layout::Osu {
+                    title: "t".into(),
+                    column: "c".into(),
+                    tail: false,
+                    validation: false,
+                },
+                points,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_csv_headers_are_written_even_without_rows() {
+        let empty = run(vec![]);
+        let summary = &SummaryCsv.export(&empty).unwrap()[0].1;
+        let one = run(vec![Point {
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
+            samples_ns: vec![100],
+            validated: None,
+        }]);
+        let full = String::from_utf8(SummaryCsv.export(&one).unwrap()[0].1.clone()).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(summary).trim_end(),
+            full.lines().next().unwrap(),
+            "the same header with and without rows"
+        );
+        let samples = &SamplesCsv.export(&empty).unwrap()[0].1;
+        assert_eq!(
+            String::from_utf8_lossy(samples).trim_end(),
+            "suite,fabric,size,params,iteration,ns"
+        );
+    }
+}
