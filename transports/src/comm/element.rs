@@ -57,8 +57,9 @@ macro_rules! ordered {
     };
 }
 
-macro_rules! integer {
-    ($t:ty, $k:ident) => {
+/// An element type whose sum and product are `$add` and `$mul` of `a` and `b`.
+macro_rules! element {
+    ($t:ty, $k:ident, |$a:ident, $b:ident| $add:expr, $mul:expr) => {
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             const KIND: ElemKind = ElemKind::$k;
@@ -68,39 +69,21 @@ macro_rules! integer {
             fn take(bytes: &[u8]) -> Self {
                 <$t>::from_le_bytes(bytes.try_into().expect("element size"))
             }
-            // Integers wrap on overflow, as C's (and so MPI's) unsigned arithmetic does.
-            fn combine(a: Self, b: Self, op: ReduceOp) -> Self {
-                ordered!(a, b, op, a.wrapping_add(b), a.wrapping_mul(b))
+            fn combine($a: Self, $b: Self, op: ReduceOp) -> Self {
+                ordered!($a, $b, op, $add, $mul)
             }
         }
     };
 }
 
-macro_rules! float {
-    ($t:ty, $k:ident) => {
-        impl Element for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            const KIND: ElemKind = ElemKind::$k;
-            fn put(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-            fn take(bytes: &[u8]) -> Self {
-                <$t>::from_le_bytes(bytes.try_into().expect("element size"))
-            }
-            fn combine(a: Self, b: Self, op: ReduceOp) -> Self {
-                ordered!(a, b, op, a + b, a * b)
-            }
-        }
-    };
-}
-
-integer!(u8, U8);
-integer!(u32, U32);
-integer!(i32, I32);
-integer!(u64, U64);
-integer!(i64, I64);
-float!(f32, F32);
-float!(f64, F64);
+// Integers wrap on overflow, as C's (and so MPI's) unsigned arithmetic does.
+element!(u8, U8, |a, b| a.wrapping_add(b), a.wrapping_mul(b));
+element!(u32, U32, |a, b| a.wrapping_add(b), a.wrapping_mul(b));
+element!(i32, I32, |a, b| a.wrapping_add(b), a.wrapping_mul(b));
+element!(u64, U64, |a, b| a.wrapping_add(b), a.wrapping_mul(b));
+element!(i64, I64, |a, b| a.wrapping_add(b), a.wrapping_mul(b));
+element!(f32, F32, |a, b| a + b, a * b);
+element!(f64, F64, |a, b| a + b, a * b);
 
 impl Element for Complex64 {
     const SIZE: usize = 16;

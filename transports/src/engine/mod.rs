@@ -131,6 +131,21 @@ impl Engine {
         }
     }
 
+    /// Progresses until `req` completes; its status.
+    #[inline]
+    fn until_done(&self, core: &mut Core, req: ReqId) -> Result<Status> {
+        let mut status = None;
+        self.block_on(
+            core,
+            |st| {
+                status = st.take_done(req)?;
+                Ok(status.is_some())
+            },
+            |st| describe_pending(st, &[req]),
+        )?;
+        Ok(status.expect("block_on returned on completion"))
+    }
+
     #[inline]
     fn lock(&self) -> Result<SpinGuard<'_, Core>> {
         let core = self.core.lock();
@@ -311,16 +326,7 @@ impl Transport for Engine {
             }
         }
         let id = core.post_recv(buf, cap, src, tag, ctx)?;
-        let mut status = None;
-        self.block_on(
-            core,
-            |st| {
-                status = st.take_done(id)?;
-                Ok(status.is_some())
-            },
-            |st| describe_pending(st, &[id]),
-        )?;
-        Ok(status.expect("block_on returned on completion"))
+        self.until_done(core, id)
     }
 
     fn test(&self, req: ReqId) -> Result<Option<Status>> {
@@ -337,17 +343,7 @@ impl Transport for Engine {
             return Ok(Status::default());
         }
         let mut guard = self.lock()?;
-        let core = &mut *guard;
-        let mut status = None;
-        self.block_on(
-            core,
-            |st| {
-                status = st.take_done(req)?;
-                Ok(status.is_some())
-            },
-            |st| describe_pending(st, &[req]),
-        )?;
-        Ok(status.expect("block_on returned on completion"))
+        self.until_done(&mut guard, req)
     }
 
     fn waitall(&self, reqs: &mut [ReqId], mut statuses: Option<&mut [Status]>) -> Result<()> {

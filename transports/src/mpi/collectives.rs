@@ -96,9 +96,8 @@ impl NativeCollectives for MpiTransport {
     }
 
     fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
-        self.enter(6, root as i64);
         // SAFETY: buf is valid for its length for the call.
-        let code = unsafe {
+        self.watched(6, root as i64, "MPI_Bcast", || unsafe {
             m::MPI_Bcast(
                 mbuf(buf),
                 buf.len() as c_int,
@@ -106,9 +105,7 @@ impl NativeCollectives for MpiTransport {
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Bcast")
+        })
     }
 
     fn reduce(
@@ -119,9 +116,8 @@ impl NativeCollectives for MpiTransport {
         o: ReduceOp,
         root: usize,
     ) -> Result<()> {
-        self.enter(7, root as i64);
         // SAFETY: both buffers hold `len` elements of `kind`.
-        let code = unsafe {
+        self.watched(7, root as i64, "MPI_Reduce", || unsafe {
             m::MPI_Reduce(
                 cbuf(send),
                 mbuf(recv),
@@ -131,15 +127,12 @@ impl NativeCollectives for MpiTransport {
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Reduce")
+        })
     }
 
     fn allreduce(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
-        self.enter(7, -1);
         // SAFETY: both buffers hold `len` elements of `kind`.
-        let code = unsafe {
+        self.watched(7, -1, "MPI_Allreduce", || unsafe {
             m::MPI_Allreduce(
                 cbuf(send),
                 mbuf(recv),
@@ -148,16 +141,13 @@ impl NativeCollectives for MpiTransport {
                 op(o),
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Allreduce")
+        })
     }
 
     fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
         let n = int(send.len())?;
-        self.enter(8, root as i64);
         // SAFETY: send holds n bytes; on the root recv holds n per rank (checked by Comm).
-        let code = unsafe {
+        self.watched(8, root as i64, "MPI_Gather", || unsafe {
             m::MPI_Gather(
                 cbuf(send),
                 n,
@@ -168,9 +158,7 @@ impl NativeCollectives for MpiTransport {
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Gather")
+        })
     }
 
     fn gatherv(
@@ -182,13 +170,13 @@ impl NativeCollectives for MpiTransport {
         root: usize,
     ) -> Result<()> {
         let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(8, root as i64);
+        let n = int(send.len())?;
         // SAFETY: the layout was checked against recv on the root by Comm; MPI reads the
         // counts only there.
-        let code = unsafe {
+        self.watched(8, root as i64, "MPI_Gatherv", || unsafe {
             m::MPI_Gatherv(
                 cbuf(send),
-                int(send.len())?,
+                n,
                 m::RSMPI_UINT8_T,
                 mbuf(recv),
                 c.as_ptr(),
@@ -197,16 +185,13 @@ impl NativeCollectives for MpiTransport {
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Gatherv")
+        })
     }
 
     fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
         let n = int(recv.len())?;
-        self.enter(9, root as i64);
         // SAFETY: recv holds n bytes; on the root send holds n per rank (checked by Comm).
-        let code = unsafe {
+        self.watched(9, root as i64, "MPI_Scatter", || unsafe {
             m::MPI_Scatter(
                 cbuf(send),
                 n,
@@ -217,9 +202,7 @@ impl NativeCollectives for MpiTransport {
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Scatter")
+        })
     }
 
     fn scatterv(
@@ -231,30 +214,27 @@ impl NativeCollectives for MpiTransport {
         root: usize,
     ) -> Result<()> {
         let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(9, root as i64);
+        let n = int(recv.len())?;
         // SAFETY: the layout was checked against send on the root by Comm.
-        let code = unsafe {
+        self.watched(9, root as i64, "MPI_Scatterv", || unsafe {
             m::MPI_Scatterv(
                 cbuf(send),
                 c.as_ptr(),
                 d.as_ptr(),
                 m::RSMPI_UINT8_T,
                 mbuf(recv),
-                int(recv.len())?,
+                n,
                 m::RSMPI_UINT8_T,
                 root as c_int,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Scatterv")
+        })
     }
 
     fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
         let n = int(send.len())?;
-        self.enter(10, -1);
         // SAFETY: recv holds n bytes per rank (checked by Comm).
-        let code = unsafe {
+        self.watched(10, -1, "MPI_Allgather", || unsafe {
             m::MPI_Allgather(
                 cbuf(send),
                 n,
@@ -264,9 +244,7 @@ impl NativeCollectives for MpiTransport {
                 m::RSMPI_UINT8_T,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Allgather")
+        })
     }
 
     fn allgatherv(
@@ -277,12 +255,12 @@ impl NativeCollectives for MpiTransport {
         displs: &[usize],
     ) -> Result<()> {
         let (c, d) = (ints(counts)?, ints(displs)?);
-        self.enter(10, -1);
+        let n = int(send.len())?;
         // SAFETY: the layout was checked against recv by Comm.
-        let code = unsafe {
+        self.watched(10, -1, "MPI_Allgatherv", || unsafe {
             m::MPI_Allgatherv(
                 cbuf(send),
-                int(send.len())?,
+                n,
                 m::RSMPI_UINT8_T,
                 mbuf(recv),
                 c.as_ptr(),
@@ -290,16 +268,13 @@ impl NativeCollectives for MpiTransport {
                 m::RSMPI_UINT8_T,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Allgatherv")
+        })
     }
 
     fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
         let n = int(send.len() / self.size)?;
-        self.enter(11, -1);
         // SAFETY: both hold n bytes per rank (checked by Comm).
-        let code = unsafe {
+        self.watched(11, -1, "MPI_Alltoall", || unsafe {
             m::MPI_Alltoall(
                 cbuf(send),
                 n,
@@ -309,9 +284,7 @@ impl NativeCollectives for MpiTransport {
                 m::RSMPI_UINT8_T,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Alltoall")
+        })
     }
 
     fn alltoallv(
@@ -325,9 +298,8 @@ impl NativeCollectives for MpiTransport {
     ) -> Result<()> {
         let (sc, sd) = (ints(send_counts)?, ints(send_displs)?);
         let (rc, rd) = (ints(recv_counts)?, ints(recv_displs)?);
-        self.enter(11, -1);
         // SAFETY: both layouts were checked against their buffers by Comm.
-        let code = unsafe {
+        self.watched(11, -1, "MPI_Alltoallv", || unsafe {
             m::MPI_Alltoallv(
                 cbuf(send),
                 sc.as_ptr(),
@@ -339,9 +311,7 @@ impl NativeCollectives for MpiTransport {
                 m::RSMPI_UINT8_T,
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Alltoallv")
+        })
     }
 
     fn reduce_scatter(
@@ -353,10 +323,9 @@ impl NativeCollectives for MpiTransport {
         o: ReduceOp,
     ) -> Result<()> {
         let c = ints(counts)?;
-        self.enter(12, -1);
         // SAFETY: send holds the sum of counts elements, recv this rank's count (checked by
         // Comm).
-        let code = unsafe {
+        self.watched(12, -1, "MPI_Reduce_scatter", || unsafe {
             m::MPI_Reduce_scatter(
                 cbuf(send),
                 mbuf(recv),
@@ -365,26 +334,15 @@ impl NativeCollectives for MpiTransport {
                 op(o),
                 self.coll.0,
             )
-        };
-        self.leave();
-        check(code, "MPI_Reduce_scatter")
+        })
     }
 
     fn scan(&self, send: &[u8], recv: &mut [u8], kind: ElemKind, o: ReduceOp) -> Result<()> {
-        self.enter(13, -1);
+        let n = int(send.len() / width(kind))?;
         // SAFETY: both buffers hold the same number of elements of `kind`.
-        let code = unsafe {
-            m::MPI_Scan(
-                cbuf(send),
-                mbuf(recv),
-                int(send.len() / width(kind))?,
-                dtype(kind),
-                op(o),
-                self.coll.0,
-            )
-        };
-        self.leave();
-        check(code, "MPI_Scan")
+        self.watched(13, -1, "MPI_Scan", || unsafe {
+            m::MPI_Scan(cbuf(send), mbuf(recv), n, dtype(kind), op(o), self.coll.0)
+        })
     }
 
     fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Box<dyn Transport>>> {

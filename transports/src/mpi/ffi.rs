@@ -292,6 +292,22 @@ impl MpiTransport {
         self.blocked.what.store(pack(call, peer), Ordering::Release);
     }
 
+    /// One blocking MPI call under the watchdog: `call` indexes what it reports (CALLS), `what`
+    /// names the call in an error.
+    #[inline]
+    pub(super) fn watched(
+        &self,
+        call: u8,
+        peer: i64,
+        what: &str,
+        f: impl FnOnce() -> c_int,
+    ) -> Result<()> {
+        self.enter(call, peer);
+        let code = f();
+        self.leave();
+        check(code, what)
+    }
+
     #[inline]
     pub(super) fn leave(&self) {
         self.blocked.what.store(0, Ordering::Release);
