@@ -122,8 +122,7 @@ pub fn command() -> clap::Command {
             };
             run = run.arg(arg);
         }
-        // The output directory reads best after the suite options, where it always stood.
-        run.mut_arg("out", |a| a.display_order(usize::MAX))
+        run
     })
 }
 
