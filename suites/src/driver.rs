@@ -31,7 +31,9 @@ pub fn drive<S: Suite>(
     match suite.schedule(params) {
         Schedule::Fixed(keys) => {
             for key in &keys {
-                point(suite.name(), comm, &mut bench, key, report)?;
+                if let Some(p) = point(suite.name(), comm, &mut bench, key, report)? {
+                    report.measured(p)?;
+                }
             }
         }
         Schedule::Adaptive(mut chooser) => {
@@ -46,6 +48,8 @@ pub fn drive<S: Suite>(
                     break;
                 };
                 if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
+                    // The chooser needs the point too: only here is a copy kept.
+                    report.measured(p.clone())?;
                     done.push(p);
                 }
             }
@@ -80,7 +84,7 @@ fn agree(comm: &Comm, choice: Option<PointKey>) -> Result<Option<PointKey>, Suit
         .map_err(|e| SuiteError::Report(format!("rank 0 chose a point that does not decode: {e}")))
 }
 
-/// Measures one point; rank 0 reports it and gets it back (for adaptive choices).
+/// Measures one point; rank 0 gets it back to hand over (the others get None).
 fn point<B: Bench>(
     suite: &str,
     comm: &Comm,
@@ -97,14 +101,12 @@ fn point<B: Bench>(
     if comm.rank() != 0 {
         return Ok(None);
     }
-    let p = Point {
+    Ok(Some(Point {
         key: key.clone(),
         metrics: m.metrics,
         samples_ns,
         validated: m.validate.then_some(true),
-    };
-    report.measured(p.clone())?;
-    Ok(Some(p))
+    }))
 }
 
 /// Warm-up and timed iterations between two barriers; the raw duration of each timed one.
