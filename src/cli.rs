@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
-use suites::{OptionKind, SuiteArgs};
+use suites::{Dash, OptionKind, SuiteArgs};
+
+use crate::single_dash::Given;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -96,19 +98,48 @@ pub struct RunArgs {
 /// Where suites' options are listed in `fabbench run --help`.
 const SUITE_HEADING: &str = "Suite options";
 
+/// The suites that take an option, for its help line.
+fn takers(long: &str) -> Vec<&'static str> {
+    suites::SUITES
+        .iter()
+        .filter(|s| s.options().iter().any(|x| x.long == long))
+        .map(|s| s.name())
+        .collect()
+}
+
+/// The help for options spelled with a single dash, which clap does not parse (see
+/// [`crate::single_dash`]): listed after `run`'s own options.
+fn single_dash_help() -> String {
+    let opts: Vec<suites::OptionDef> = suites::all_options()
+        .into_iter()
+        .filter(|o| o.dash == Dash::One)
+        .collect();
+    let mut out = String::from(
+        "mpptest options (a single dash, as mpptest spells them; paste them as a guide gives them):\n",
+    );
+    for o in &opts {
+        let left = format!("-{} {}", o.long, o.value_name);
+        out.push_str(&format!("  {:<28}{}\n", left.trim_end(), o.help));
+    }
+    out.push_str(
+        "\nmpptest's default C.It output is replaced by gnuplot's data layout (size, time in us, \
+         rate), followed by the breakpoints fabbench finds in the curve. With mpptest named, \
+         write fabbench's short options apart from their values (-f shm, not -fshm).",
+    );
+    out
+}
+
 /// The whole command line: the derived one, with every suite's options added to `run`.
 pub fn command() -> clap::Command {
     Cli::command().mut_subcommand("run", |run| {
-        let mut run = run;
-        for o in suites::all_options() {
-            let takers: Vec<&str> = suites::SUITES
-                .iter()
-                .filter(|s| s.options().iter().any(|x| x.long == o.long))
-                .map(|s| s.name())
-                .collect();
+        let mut run = run.after_help(single_dash_help());
+        for o in suites::all_options()
+            .into_iter()
+            .filter(|o| o.dash == Dash::Two)
+        {
             let mut arg = Arg::new(o.long)
                 .long(o.long)
-                .help(format!("{} [{}]", o.help, takers.join(", ")))
+                .help(format!("{} [{}]", o.help, takers(o.long).join(", ")))
                 .help_heading(SUITE_HEADING);
             if let Some(c) = o.short {
                 arg = arg.short(c);
@@ -118,7 +149,7 @@ pub fn command() -> clap::Command {
                 OptionKind::Count => arg
                     .value_name(o.value_name)
                     .value_parser(clap::value_parser!(u64)),
-                OptionKind::Text => arg.value_name(o.value_name),
+                OptionKind::Text | OptionKind::Values(_) => arg.value_name(o.value_name),
             };
             run = run.arg(arg);
         }
@@ -126,29 +157,35 @@ pub fn command() -> clap::Command {
     })
 }
 
-/// The suite options given on `run`'s command line, for the suite `name`; an option given
-/// that none of `names` takes is refused with the suites that do take it.
-pub fn suite_args(run: &ArgMatches, name: &str, names: &[String]) -> Result<SuiteArgs, String> {
+/// The suite options given on `run`'s command line (clap's, and the single-dash ones in
+/// `single`), for the suite `name`; an option given that none of `names` takes is refused with
+/// the suites that do take it.
+pub fn suite_args(
+    run: &ArgMatches,
+    single: &Given,
+    name: &str,
+    names: &[String],
+) -> Result<SuiteArgs, String> {
     let all = suites::all_options();
     let given: Vec<&suites::OptionDef> = all
         .iter()
+        .filter(|o| o.dash == Dash::Two)
         .filter(|o| run.value_source(o.long) == Some(clap::parser::ValueSource::CommandLine))
+        .chain(
+            all.iter()
+                .filter(|o| o.dash == Dash::One && single.iter().any(|(n, _)| n == o.long)),
+        )
         .collect();
     for o in &given {
         let taken = names
             .iter()
             .any(|n| suites::find(n).is_some_and(|s| s.options().iter().any(|x| x.long == o.long)));
         if !taken {
-            let takers: Vec<&str> = suites::SUITES
-                .iter()
-                .filter(|s| s.options().iter().any(|x| x.long == o.long))
-                .map(|s| s.name())
-                .collect();
             return Err(format!(
-                "--{} is not an option of {}; it is one of {}",
-                o.long,
+                "{} is not an option of {}; it is one of {}",
+                o.spelled(),
                 names.join(", "),
-                takers.join(", ")
+                takers(o.long).join(", ")
             ));
         }
     }
@@ -156,9 +193,18 @@ pub fn suite_args(run: &ArgMatches, name: &str, names: &[String]) -> Result<Suit
     let Some(suite) = suites::find(name) else {
         return Ok(args);
     };
+    for (n, v) in single {
+        if suite
+            .options()
+            .iter()
+            .any(|x| x.long == n && x.dash == Dash::One)
+        {
+            args.set(n, v.clone());
+        }
+    }
     for o in given
         .into_iter()
-        .filter(|o| suite.options().iter().any(|x| x.long == o.long))
+        .filter(|o| o.dash == Dash::Two && suite.options().iter().any(|x| x.long == o.long))
     {
         match o.kind {
             OptionKind::Flag => {
@@ -171,7 +217,7 @@ pub fn suite_args(run: &ArgMatches, name: &str, names: &[String]) -> Result<Suit
                     args.set(o.long, v.to_string());
                 }
             }
-            OptionKind::Text => {
+            OptionKind::Text | OptionKind::Values(_) => {
                 if let Some(v) = run.get_one::<String>(o.long) {
                     args.set(o.long, v.clone());
                 }
@@ -199,7 +245,7 @@ mod tests {
             .unwrap();
         let run = m.subcommand_matches("run").unwrap();
         let names = vec!["osu_bw".to_string()];
-        let a = suite_args(run, "osu_bw", &names).unwrap();
+        let a = suite_args(run, &Given::new(), "osu_bw", &names).unwrap();
         assert_eq!(a.get("message-size"), Some("4K:1M"));
         assert_eq!(a.get("iterations"), Some("20"));
         assert!(a.flag("validation") && !a.flag("tail-lat"));

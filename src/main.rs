@@ -9,6 +9,7 @@ mod exit;
 mod list;
 mod run;
 mod signals;
+mod single_dash;
 
 use std::io::IsTerminal;
 
@@ -22,7 +23,14 @@ fn main() {
 }
 
 fn real_main() -> i32 {
-    let matches = match cli::command().try_get_matches() {
+    let (args, single) = match single_dash::split(std::env::args_os().collect()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let matches = match cli::command().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return clap_error(e),
     };
@@ -36,7 +44,7 @@ fn real_main() -> i32 {
             let run = matches
                 .subcommand_matches("run")
                 .expect("the run subcommand was parsed");
-            run::run(*args, run)
+            run::run(*args, run, &single)
         }
         Command::List(args) => list::run(args),
         Command::Rank => exit::rank(runner::rank_process()),

@@ -7,9 +7,10 @@ use runner::sinks::Terminal;
 use runner::{Plan, PlanBuilder, PlanError, Role};
 
 use crate::cli::{self, RunArgs};
+use crate::single_dash::Given;
 use crate::{exit, signals};
 
-pub fn run(args: RunArgs, matches: &ArgMatches) -> i32 {
+pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> i32 {
     let started = match discover::detect() {
         Ok(s) => s,
         Err(e) => {
@@ -18,7 +19,7 @@ pub fn run(args: RunArgs, matches: &ArgMatches) -> i32 {
         }
     };
     let worker = matches!(&started, Started::External(e) if e.rank != 0);
-    let plan = match plan(&args, matches, started) {
+    let plan = match plan(&args, matches, single, started) {
         Ok(p) => p,
         Err(e) => {
             // Under a launcher every rank refuses; one line from rank 0 is enough.
@@ -40,7 +41,12 @@ pub fn run(args: RunArgs, matches: &ArgMatches) -> i32 {
     }
 }
 
-fn plan(args: &RunArgs, matches: &ArgMatches, started: Started) -> Result<Plan, PlanError> {
+fn plan(
+    args: &RunArgs,
+    matches: &ArgMatches,
+    single: &Given,
+    started: Started,
+) -> Result<Plan, PlanError> {
     let mut b = PlanBuilder::new()
         .started(started)
         .fabrics(&args.fabric)
@@ -63,7 +69,7 @@ fn plan(args: &RunArgs, matches: &ArgMatches, started: Started) -> Result<Plan, 
     for name in &args.suites {
         b = b.suite_named(
             name,
-            cli::suite_args(matches, name, &args.suites).map_err(PlanError)?,
+            cli::suite_args(matches, single, name, &args.suites).map_err(PlanError)?,
         );
     }
     b.build()

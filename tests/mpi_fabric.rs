@@ -243,3 +243,37 @@ fn started_by_an_external_mpirun() {
     assert_eq!(curve(&stdout).len(), 11, "{stdout}");
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
 }
+
+/// TI's mpptest line for MPI over Hyperlink, run through Open MPI's shared memory.
+#[test]
+fn the_ti_mpptest_line_runs_on_shm_through_mpi() {
+    let _g = serial();
+    let r = run(
+        "mpi-mpptest",
+        &[
+            "run",
+            "mpptest",
+            "-size",
+            "0",
+            "1048576",
+            "128",
+            "-sync",
+            "-quick",
+            "-logscale",
+            "--fabric",
+            "shm@mpi",
+        ],
+    );
+    r.ok();
+    let out = r.stdout();
+    let sizes: Vec<u64> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').nth(3).unwrap().parse().unwrap())
+        .collect();
+    let want: Vec<u64> = std::iter::once(0)
+        .chain((2..=20).map(|k| 1u64 << k))
+        .collect();
+    assert_eq!(sizes, want, "{out}");
+    assert!(out.contains("# breakpoints (fabbench): "), "{out}");
+}

@@ -31,6 +31,7 @@ impl Sink for Recorder {
             Event::SuiteStarted { series, .. } => format!("suite {}", series.suite),
             Event::PointStarted { key, .. } => format!("measuring {key}"),
             Event::Point { point, .. } => format!("point {}", point.key),
+            Event::SuiteFinished { series, .. } => format!("suite {} done", series.suite),
             Event::Finished { .. } => "finished".into(),
             Event::Written { .. } => "written".into(),
         });
@@ -87,6 +88,7 @@ fn emulated_runs_happen_in_this_process_with_the_tunables_asked_for() {
             "suite osu_latency",
             "measuring size 2048",
             "point size 2048",
+            "suite osu_latency done",
             "finished"
         ]
     );

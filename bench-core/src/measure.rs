@@ -196,6 +196,48 @@ pub enum Layout {
         #[serde(default)]
         validation: bool,
     },
+    /// mpptest's data layout (`#p0 p1 dist len ave time (us) rate`), its gnuplot script, and
+    /// the breakpoints fabbench finds in the curve.
+    Mpptest(MpptestLayout),
+}
+
+/// How an mpptest run prints: what its title and columns say, and the output options given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpptestLayout {
+    /// The test as mpptest's title names it: "blocking", "nonblocking-bisect", "dsum".
+    pub protocol: String,
+    /// What a size counts, as the axis label says it: "(bytes)", "(doubles)", "(ints)".
+    pub units: String,
+    /// `-gnuplot`, `-gnuplotps`, `-gnuploteps`: a gnuplot script, with the data in a file of
+    /// its own. None: the data table only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnuplot: Option<GnuplotTerminal>,
+    /// `-givedy`: average, rate, minimum and maximum time columns.
+    #[serde(default)]
+    pub givedy: bool,
+    /// `-rate`: the plot shows the rate rather than the time.
+    #[serde(default)]
+    pub rate: bool,
+    /// False with `-noinfo`: no header lines, only data.
+    pub info: bool,
+    /// `-logscale`: log axes.
+    #[serde(default)]
+    pub logscale: bool,
+    /// `-fname`: the file the output is appended to instead of stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fname: Option<String>,
+}
+
+/// Which gnuplot terminal the script selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GnuplotTerminal {
+    /// `-gnuplot`: the default (interactive) terminal.
+    X11,
+    /// `-gnuplotps`
+    Postscript,
+    /// `-gnuploteps`
+    Eps,
 }
 
 /// One suite at one point key.
@@ -208,6 +250,11 @@ pub struct Point {
     pub samples_ns: Vec<u64>,
     /// Some(true) when every byte was checked and matched (`-c`); None when not checked.
     pub validated: Option<bool>,
+    /// How `samples_ns` splits into consecutive timed batches, as sample counts (mpptest
+    /// times `-n_avg` iterations at a time and keeps the fastest batch's average). Empty: the
+    /// samples are one batch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches: Vec<u64>,
 }
 
 impl Point {
@@ -221,9 +268,43 @@ impl Point {
         &self.metrics[0]
     }
 
-    /// The figure a text table prints: the headline metric over every sample.
+    /// The figure a text table prints: the headline metric over every sample, or over the
+    /// fastest batch when the samples were taken in batches.
     pub fn headline(&self) -> f64 {
-        self.metric().headline(&self.samples_ns)
+        self.headline_of(self.metric())
+    }
+
+    /// `metric`'s figure, over every sample or over the fastest batch.
+    pub fn headline_of(&self, metric: &Metric) -> f64 {
+        metric.headline(self.best_batch())
+    }
+
+    /// The samples of each batch, in the order taken (one batch when none were recorded).
+    /// Counts that do not add up to the samples are cut to what there is.
+    pub fn batches(&self) -> Vec<&[u64]> {
+        if self.batches.is_empty() {
+            return vec![&self.samples_ns];
+        }
+        let mut out = Vec::with_capacity(self.batches.len());
+        let mut rest = &self.samples_ns[..];
+        for &n in &self.batches {
+            let (b, r) = rest.split_at((n as usize).min(rest.len()));
+            if !b.is_empty() {
+                out.push(b);
+            }
+            rest = r;
+        }
+        out
+    }
+
+    /// The batch with the smallest mean duration: the minimum of averages, which resists the
+    /// perturbations (daemons, interrupts) that only ever make an average slower.
+    pub fn best_batch(&self) -> &[u64] {
+        let mean = |b: &[u64]| b.iter().map(|&s| s as f64).sum::<f64>() / b.len().max(1) as f64;
+        self.batches()
+            .into_iter()
+            .min_by(|a, b| mean(a).total_cmp(&mean(b)))
+            .unwrap_or(&[])
     }
 
     /// Every sample as the headline metric.
@@ -255,6 +336,7 @@ mod tests {
             metrics: vec![metric],
             samples_ns,
             validated: None,
+            batches: Vec::new(),
         }
     }
 
@@ -299,6 +381,21 @@ mod tests {
         };
         assert_eq!(time.headline(&[1_500_000_000]), 1.5);
         assert_eq!(mops.headline(&[1_500_000_000]), 2000.0);
+    }
+
+    #[test]
+    fn batched_points_report_their_fastest_batch() {
+        let mut p = point(Metric::latency_us(2.0), vec![400, 600, 200, 200, 1000]);
+        assert_eq!(p.headline(), 0.26); // every sample: 2400 / 5 / 2 ns
+        p.batches = vec![2, 2, 1];
+        assert_eq!(p.batches(), vec![&[400, 600][..], &[200, 200], &[1000]]);
+        assert_eq!(p.best_batch(), &[200, 200]);
+        assert_eq!(p.headline(), 0.1);
+        let bw = Metric::bandwidth_mbs(100.0);
+        assert_eq!(p.headline_of(&bw), 500.0); // 100 bytes per 200 ns
+                                               // counts beyond the samples are cut, never a panic
+        p.batches = vec![4, 9];
+        assert_eq!(p.batches().len(), 2);
     }
 
     #[test]

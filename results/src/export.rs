@@ -7,6 +7,7 @@ use crate::exporter::Exporter;
 use crate::files::{ManifestJson, ResultsJson, SamplesCsv, SummaryCsv};
 use crate::hist::Histograms;
 use crate::model::Run;
+use crate::mpptest::MpptestFiles;
 use crate::osu::OsuText;
 use crate::ResultsError;
 
@@ -18,6 +19,7 @@ pub static EXPORTERS: &[&dyn Exporter] = &[
     &ResultsJson,
     &Histograms,
     &OsuText,
+    &MpptestFiles,
 ];
 
 /// Every file of a run directory, in the order written.

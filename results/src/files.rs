@@ -19,6 +19,9 @@ pub struct PointIndex {
     pub validated: Option<bool>,
     /// How many rows of samples.csv the point has.
     pub samples: usize,
+    /// How those rows split into timed batches (absent: one batch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches: Vec<u64>,
 }
 
 /// A series as manifest.json lists it.
@@ -30,6 +33,8 @@ pub struct SeriesIndex {
     pub ranks: usize,
     pub layout: Layout,
     pub points: Vec<PointIndex>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// manifest.json: the manifest, and what each series measured (its samples aside).
@@ -61,8 +66,10 @@ impl ManifestFile {
                             metrics: p.metrics.clone(),
                             validated: p.validated,
                             samples: p.samples_ns.len(),
+                            batches: p.batches.clone(),
                         })
                         .collect(),
+                    notes: s.notes.clone(),
                 })
                 .collect(),
         }
@@ -250,6 +257,7 @@ mod tests {
                     validation: false,
                 },
                 points,
+                notes: Vec::new(),
             }],
         }
     }
@@ -263,6 +271,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![100],
             validated: None,
+            batches: Vec::new(),
         }]);
         let full = String::from_utf8(SummaryCsv.export(&one).unwrap()[0].1.clone()).unwrap();
         assert_eq!(

@@ -175,6 +175,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: samples,
             validated: None,
+            batches: Vec::new(),
         }
     }
 

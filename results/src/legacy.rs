@@ -111,6 +111,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     samples_ns: ns.clone(),
                     // A schema-0 run was only written when every check passed.
                     validated: m.options.validate.then_some(true),
+                    batches: Vec::new(),
                 })
                 .collect();
             series.push(Series {
@@ -125,6 +126,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     validation: m.options.validate,
                 },
                 points,
+                notes: Vec::new(),
             });
         }
     }

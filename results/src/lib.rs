@@ -1,9 +1,10 @@
 //! results holds fabbench's result model and every way a run is written and read back: the
 //! manifest (JSON), tidy summary records and raw samples (CSV), a JSON document of both,
-//! HdrHistogram interval logs and percentile distributions, and OSU's text layout. Writers sit
-//! behind one [`exporter::Exporter`] trait and work from a [`model::Run`] alone, a run directory
-//! is only ever seen complete ([`run_dir::RunDir`]), and [`read::read_run`] turns a directory
-//! back into the `Run` it was written from (older layouts through [`legacy`]).
+//! HdrHistogram interval logs and percentile distributions, OSU's text layout, and mpptest's
+//! data table and gnuplot script with the breakpoints of its curve. Writers sit behind one
+//! [`exporter::Exporter`] trait and work from a [`model::Run`] alone, a run directory is only
+//! ever seen complete ([`run_dir::RunDir`]), and [`read::read_run`] turns a directory back
+//! into the `Run` it was written from (older layouts through [`legacy`]).
 
 pub mod error;
 pub mod export;
@@ -12,6 +13,7 @@ pub mod files;
 pub mod hist;
 pub mod legacy;
 pub mod model;
+pub mod mpptest;
 pub mod osu;
 pub mod read;
 pub mod run_dir;

@@ -92,6 +92,9 @@ pub struct Series {
     pub ranks: usize,
     pub layout: Layout,
     pub points: Vec<Point>,
+    /// Lines the suite wrote for the user beside its table (mpptest's `-diagnostics`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A whole run.
@@ -112,7 +115,8 @@ pub struct Record {
     pub size: Option<u64>,
     pub metric: String,
     pub unit: String,
-    /// The figure the suite prints (mean latency; total bytes over total time for bandwidth).
+    /// The figure the suite prints (mean latency; total bytes over total time for bandwidth;
+    /// over the fastest batch when the samples were taken in batches).
     pub value: f64,
     pub count: u64,
     pub min: f64,
@@ -138,7 +142,7 @@ impl Record {
             size: p.key.size,
             metric: m.name.clone(),
             unit: m.unit.clone(),
-            value: m.headline(&p.samples_ns),
+            value: p.headline_of(m),
             count: st.count,
             min: st.min,
             mean: st.mean,
@@ -205,6 +209,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(8.0)],
             samples_ns: vec![1000, 3000],
             validated: Some(true),
+            batches: Vec::new(),
         };
         let s = Series {
             suite: "x".into(),
@@ -218,6 +223,7 @@ mod tests {
                 validation: true,
             },
             points: vec![p],
+            notes: Vec::new(),
         };
         let r = s.records();
         assert_eq!(r.len(), 2);

@@ -45,6 +45,7 @@ fn parts(layout: &Layout) -> Option<(&str, &str, Columns)> {
                 validation: *validation,
             },
         )),
+        Layout::Mpptest(_) => None,
     }
 }
 
@@ -291,6 +292,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300, 340],
             validated: None,
+            batches: Vec::new(),
         };
         assert_eq!(
             row(&p, Columns::default()),
@@ -323,6 +325,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: (1..=100).map(|i| i * 20).collect(),
             validated: Some(true),
+            batches: Vec::new(),
         };
         let r = row(&p, cols);
         assert_eq!(
@@ -347,6 +350,7 @@ mod tests {
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300],
             validated: Some(true),
+            batches: Vec::new(),
         };
         let r = row_multi(8, &[Some(&p), None], &cols, true);
         assert_eq!(

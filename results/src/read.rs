@@ -65,6 +65,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
                 metrics: p.metrics,
                 samples_ns: got,
                 validated: p.validated,
+                batches: p.batches,
             });
         }
         series.push(Series {
@@ -74,6 +75,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
             ranks: s.ranks,
             layout: s.layout,
             points,
+            notes: s.notes,
         });
     }
     Ok(Run {

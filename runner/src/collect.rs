@@ -164,6 +164,23 @@ impl<'a> Collector<'a> {
                     });
                 }
             }
+            RankEvent::Note {
+                fabric,
+                suite,
+                text,
+            } => {
+                if let Some(i) = self.series_index(&suite, &fabric) {
+                    self.run.series[i].notes.push(text);
+                }
+            }
+            RankEvent::SuiteEnd { fabric, suite } => {
+                if let Some(i) = self.series_index(&suite, &fabric) {
+                    self.sink.event(&Event::SuiteFinished {
+                        run: &self.run,
+                        series: &self.run.series[i],
+                    });
+                }
+            }
             RankEvent::Done {
                 fabric,
                 counters,
@@ -209,6 +226,7 @@ impl<'a> Collector<'a> {
             ranks: self.plan.ranks,
             layout,
             points: Vec::new(),
+            notes: Vec::new(),
         });
         let series = self.run.series.last().expect("just pushed");
         self.sink.event(&Event::SuiteStarted {

@@ -80,6 +80,14 @@ pub enum RankEvent {
         suite: String,
         point: Point,
     },
+    /// Rank 0's suite wrote a line for the user beside its table.
+    Note {
+        fabric: String,
+        suite: String,
+        text: String,
+    },
+    /// Rank 0 finished a suite.
+    SuiteEnd { fabric: String, suite: String },
     /// A rank finished a fabric; what its transport did.
     Done {
         fabric: String,

@@ -138,6 +138,18 @@ impl Report for Reporter<'_> {
         )
         .map_err(SuiteError::Report)
     }
+
+    fn note(&mut self, text: &str) -> Result<(), SuiteError> {
+        send(
+            self.boot,
+            &RankEvent::Note {
+                fabric: self.fabric.to_string(),
+                suite: self.suite.to_string(),
+                text: text.to_string(),
+            },
+        )
+        .map_err(SuiteError::Report)
+    }
 }
 
 fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Result<(), Failure> {
@@ -177,6 +189,16 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
         suite
             .run(&comm, &s.params, &mut report)
             .map_err(|e| fail(&comm, e.to_string()))?;
+        if comm.rank() == 0 {
+            send(
+                boot.as_ref(),
+                &RankEvent::SuiteEnd {
+                    fabric: job.label.clone(),
+                    suite: s.suite.clone(),
+                },
+            )
+            .map_err(|e| fail(&comm, e))?;
+        }
     }
     comm.set_stage(&format!("finish fabric {}", def.name));
     send(

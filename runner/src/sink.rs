@@ -34,6 +34,8 @@ pub enum Event<'a> {
         series: &'a Series,
         point: &'a Point,
     },
+    /// A suite finished on a fabric: every point and note of `series` is in.
+    SuiteFinished { run: &'a Run, series: &'a Series },
     /// Every rank finished; `run` is complete.
     Finished { run: &'a Run },
     /// The run's directory is in place at `path`.

@@ -18,6 +18,8 @@ pub trait Report {
     fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError>;
     /// A point was measured.
     fn measured(&mut self, point: Point) -> Result<(), SuiteError>;
+    /// A line for the user beside the suite's table.
+    fn note(&mut self, text: &str) -> Result<(), SuiteError>;
 }
 
 /// Runs `suite` on this rank: every point of its schedule; rank 0 reports each.
@@ -38,15 +40,7 @@ pub fn drive<S: Suite>(
         }
         Schedule::Adaptive(mut chooser) => {
             let mut done = Vec::new();
-            loop {
-                let mine = if comm.rank() == 0 {
-                    chooser.next(&done)
-                } else {
-                    None
-                };
-                let Some(key) = agree(comm, mine)? else {
-                    break;
-                };
+            while let Some(key) = agree(comm, (comm.rank() == 0).then(|| chooser.next(&done)))? {
                 if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
                     // The chooser needs the point too: only here is a copy kept.
                     report.measured(p.clone())?;
@@ -54,12 +48,31 @@ pub fn drive<S: Suite>(
                 }
             }
         }
+        Schedule::Sampled(mut sampler) => {
+            let mut done = Vec::new();
+            while let Some(key) = agree(comm, (comm.rank() == 0).then(|| sampler.next(&done)))? {
+                if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
+                    done.push(p);
+                }
+            }
+            if comm.rank() == 0 {
+                let out = sampler.finish(done)?;
+                for p in out.points {
+                    report.measured(p)?;
+                }
+                for n in &out.notes {
+                    report.note(n)?;
+                }
+            }
+        }
     }
     Ok(())
 }
 
-/// Rank 0's choice, made known to every rank (`None`: no more points).
-fn agree(comm: &Comm, choice: Option<PointKey>) -> Result<Option<PointKey>, SuiteError> {
+/// Rank 0's choice (`Some(None)`: no more points), made known to every rank; the others pass
+/// `None`.
+fn agree(comm: &Comm, choice: Option<Option<PointKey>>) -> Result<Option<PointKey>, SuiteError> {
+    let choice = choice.flatten();
     let text = choice
         .as_ref()
         .map(|k| serde_json::to_vec(k).expect("a key serialises"))
@@ -106,6 +119,7 @@ fn point<B: Bench>(
         metrics: m.metrics,
         samples_ns,
         validated: m.validate.then_some(true),
+        batches: Vec::new(),
     }))
 }
 

@@ -9,6 +9,7 @@
 pub mod buffer;
 pub mod driver;
 pub mod erased;
+pub mod mpptest;
 pub mod options;
 pub mod osu;
 pub mod ranks;
@@ -16,15 +17,17 @@ pub mod suite;
 
 pub use driver::{drive, Report};
 pub use erased::{encode, DynSuite};
-pub use options::{OptionDef, OptionKind, SuiteArgs};
+pub use options::{Dash, OptionDef, OptionKind, SuiteArgs};
 pub use ranks::RankRule;
-pub use suite::{Adaptive, Bench, Measure, ParamError, Schedule, Suite, SuiteError};
+pub use suite::{
+    Adaptive, Bench, Measure, ParamError, Sampled, Sampler, Schedule, Suite, SuiteError,
+};
 
 /// The largest message size a run may ask for.
 pub const MAX_MESSAGE_SIZE: u64 = 1 << 30;
 
 /// Every suite, in the order `fabbench list` shows them.
-pub static SUITES: &[&dyn DynSuite] = &[&osu::LATENCY, &osu::BW, &osu::BIBW];
+pub static SUITES: &[&dyn DynSuite] = &[&osu::LATENCY, &osu::BW, &osu::BIBW, &mpptest::MPPTEST];
 
 pub fn find(name: &str) -> Option<&'static dyn DynSuite> {
     SUITES.iter().copied().find(|s| s.name() == name)

@@ -4,6 +4,10 @@
 //! declarations into command-line arguments and hands each suite the values of its own
 //! ([`SuiteArgs`]). So a new suite with new options is one module and one registry line, and
 //! suites that share an option (the OSU trio's `-m`) share one argument.
+//!
+//! Options are spelled as the tool a suite reproduces spells them, so a command line pasted
+//! from a guide works: GNU style for OSU (`--message-size`, `-m`), a single dash and a word for
+//! mpptest (`-size 0 1024 32`, `-logscale`), which the binary picks out before clap parses.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +20,28 @@ pub enum OptionKind {
     Count,
     /// Free text the suite parses itself.
     Text,
+    /// This many values (`-size START END STRIDE`), kept space-separated for the suite.
+    Values(usize),
+}
+
+impl OptionKind {
+    /// How many command-line words follow the option.
+    pub fn arity(&self) -> usize {
+        match *self {
+            OptionKind::Flag => 0,
+            OptionKind::Count | OptionKind::Text => 1,
+            OptionKind::Values(n) => n,
+        }
+    }
+}
+
+/// How an option is spelled on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    /// `--long` (and `-s` when it has a short form), as OSU's options are.
+    Two,
+    /// `-word`, as mpptest's options are; no short form.
+    One,
 }
 
 /// One option a suite takes.
@@ -24,6 +50,7 @@ pub struct OptionDef {
     /// The long name without dashes, also the key in [`SuiteArgs`]: "message-size".
     pub long: &'static str,
     pub short: Option<char>,
+    pub dash: Dash,
     pub kind: OptionKind,
     /// How the value is shown in help: "[MIN:]MAX".
     pub value_name: &'static str,
@@ -34,6 +61,16 @@ pub struct OptionDef {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SuiteArgs {
     values: BTreeMap<String, String>,
+}
+
+impl OptionDef {
+    /// How the option is written: "--message-size", "-size".
+    pub fn spelled(&self) -> String {
+        match self.dash {
+            Dash::Two => format!("--{}", self.long),
+            Dash::One => format!("-{}", self.long),
+        }
+    }
 }
 
 impl SuiteArgs {
@@ -69,6 +106,11 @@ impl SuiteArgs {
                     .map_err(|_| format!("--{long} {v}: expected a whole number"))
             })
             .transpose()
+    }
+
+    /// A [`OptionKind::Values`] option's values.
+    pub fn values(&self, long: &str) -> Option<Vec<&str>> {
+        self.get(long).map(|v| v.split(' ').collect())
     }
 
     /// The long names given.

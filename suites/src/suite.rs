@@ -31,6 +31,9 @@ pub enum SuiteError {
         expected: u8,
         got: u8,
     },
+    /// A result that cannot be right (a collective's sum), or a limit the user set was hit.
+    #[error("{0}")]
+    Check(String),
     #[error(transparent)]
     Params(#[from] ParamError),
     /// Handing a result to the frontend failed.
@@ -60,12 +63,34 @@ pub trait Adaptive: Send {
     fn next(&mut self, done: &[Point]) -> Option<PointKey>;
 }
 
+/// What a [`Sampler`] reports once it has measured enough.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sampled {
+    /// The points to report, in the order to print them.
+    pub points: Vec<Point>,
+    /// Lines a user should read beside the table (how many points were re-run, say).
+    pub notes: Vec<String>,
+}
+
+/// Runs many short tests and combines them into the points it reports: mpptest's timing,
+/// which sweeps every size, repeats the sweep, and keeps each size's fastest average. Like
+/// [`Adaptive`] it chooses each test on rank 0 from the tests so far; unlike it, nothing is
+/// reported until [`Sampler::finish`] combines the tests.
+pub trait Sampler: Send {
+    /// The next test, or `None` when done. `done` holds every test measured so far.
+    fn next(&mut self, done: &[Point]) -> Option<PointKey>;
+    /// The points to report, made from every test measured.
+    fn finish(&mut self, done: Vec<Point>) -> Result<Sampled, SuiteError>;
+}
+
 /// Which points a run measures.
 pub enum Schedule {
     /// Every rank knows them up front.
     Fixed(Vec<PointKey>),
-    /// Chosen as the run goes (mpptest's `-auto` places sizes where the curve bends).
+    /// Chosen as the run goes; each is reported as it is measured.
     Adaptive(Box<dyn Adaptive>),
+    /// Repeated tests combined at the end (mpptest's minimum of averages, its `-auto` sizes).
+    Sampled(Box<dyn Sampler>),
 }
 
 impl Schedule {
@@ -73,7 +98,7 @@ impl Schedule {
     pub fn planned(&self) -> Option<usize> {
         match self {
             Schedule::Fixed(k) => Some(k.len()),
-            Schedule::Adaptive(_) => None,
+            Schedule::Adaptive(_) | Schedule::Sampled(_) => None,
         }
     }
 }

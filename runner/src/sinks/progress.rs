@@ -65,7 +65,7 @@ impl Sink for Progress {
             }
             Event::Point { .. } => self.bar.inc(1),
             Event::Finished { .. } => self.bar.finish_and_clear(),
-            Event::SuiteStarted { .. } | Event::Written { .. } => {}
+            Event::SuiteStarted { .. } | Event::SuiteFinished { .. } | Event::Written { .. } => {}
         }
     }
 }

@@ -1,11 +1,16 @@
-//! OSU's text layout as a run goes: a table's header when its suite starts and a row per point
-//! on a run with one fabric; at the end the tables with a column per fabric (several fabrics)
-//! and what each fabric decided. Every line comes from `results::osu`, the code osu.txt is
-//! exported with, so what is printed and what is written are the same text.
+//! Each suite's text layout as a run goes. OSU: a table's header when its suite starts and a
+//! row per point on a run with one fabric; at the end the tables with a column per fabric
+//! (several fabrics) and what each fabric decided. mpptest: the whole table (or the gnuplot
+//! script and its data file) once the suite finished, appended to `-fname` or stdout as
+//! mpptest does. Every line comes from `results::osu` and `results::mpptest`, the code osu.txt
+//! and mpptest.txt are exported with, so what is printed and what is written are the same text.
 
+use std::fs::OpenOptions;
 use std::io::Write;
 
-use results::osu;
+use bench_core::measure::{Layout, MpptestLayout};
+use results::model::{Run, Series};
+use results::{mpptest, osu};
 
 use crate::sink::{Event, Sink};
 
@@ -15,7 +20,7 @@ pub struct Text {
 }
 
 impl Text {
-    /// OSU text to `out`, notes (which suite runs where, where results went) to `notes`.
+    /// Suites' text to `out`, notes (which suite runs where, where results went) to `notes`.
     pub fn new(out: Box<dyn Write>, notes: Box<dyn Write>) -> Text {
         Text { out, notes }
     }
@@ -23,6 +28,38 @@ impl Text {
     fn print(&mut self, s: &str) {
         let _ = self.out.write_all(s.as_bytes());
         let _ = self.out.flush();
+    }
+
+    /// Appends `s` to the file `path` (created if missing, never truncated, as mpptest opens
+    /// its files), or says on the notes stream why it could not.
+    fn append(&mut self, path: &str, s: &str) {
+        let written = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(s.as_bytes()));
+        if let Err(e) = written {
+            let _ = writeln!(self.notes, "# could not write {path}: {e}");
+        }
+    }
+
+    /// Appends `s` to `-fname`, or prints it.
+    fn emit(&mut self, l: &MpptestLayout, s: &str) {
+        match &l.fname {
+            Some(f) => self.append(f, s),
+            None => self.print(s),
+        }
+    }
+
+    /// A finished mpptest series: with `-gnuplot`, the data to its own file and the script
+    /// that plots it; otherwise the table.
+    fn mpptest_finished(&mut self, run: &Run, series: &Series, l: &MpptestLayout) {
+        if l.gnuplot.is_some() {
+            self.append(&mpptest::data_file_name(l), &mpptest::data_text(series));
+            self.emit(l, &mpptest::script_text(run, series));
+        } else {
+            self.emit(l, &mpptest::text(run, series));
+        }
     }
 }
 
@@ -48,11 +85,174 @@ impl Sink for Text {
                     self.print(&r);
                 }
             }
+            Event::SuiteFinished { run, series } => {
+                if let Layout::Mpptest(l) = &series.layout {
+                    self.mpptest_finished(run, series, l);
+                }
+            }
             Event::Finished { run } => self.print(&osu::closing(run)),
             Event::Written { path } => {
                 let _ = writeln!(self.notes, "# results: {}", path.display());
             }
             Event::Started { .. } | Event::PointStarted { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use bench_core::machine::HostInfo;
+    use bench_core::measure::{GnuplotTerminal, Metric, Point, PointKey};
+    use results::model::{FabricKind, FabricRun, Manifest};
+
+    /// A stream the test can read back after the sink wrote to it.
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.borrow().clone()).unwrap()
+        }
+    }
+
+    fn layout(gnuplot: Option<GnuplotTerminal>, fname: Option<String>) -> MpptestLayout {
+        MpptestLayout {
+            protocol: "blocking".into(),
+            units: "(bytes)".into(),
+            gnuplot,
+            givedy: false,
+            rate: false,
+            info: true,
+            logscale: false,
+            fname,
+        }
+    }
+
+    fn run(l: MpptestLayout) -> Run {
+        let points = (0..4u64)
+            .map(|k| Point {
+                key: PointKey::size(k * 1024),
+                metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(k as f64)],
+                samples_ns: vec![1000 + k * 500],
+                validated: None,
+                batches: Vec::new(),
+            })
+            .collect();
+        Run {
+            manifest: Manifest {
+                schema_version: 1,
+                fabbench_version: "0".into(),
+                git_revision: "x".into(),
+                run_id: "r".into(),
+                command_line: vec![],
+                start_time: "t".into(),
+                end_time: "t".into(),
+                host: HostInfo::collect(),
+                suites: vec!["mpptest".into()],
+                params: Default::default(),
+                fabrics: vec![FabricRun {
+                    fabric: "shm".into(),
+                    kind: FabricKind::Native,
+                    emulated: false,
+                    virtual_time: false,
+                    ranks: 2,
+                    settings_line: String::new(),
+                    tunables: Default::default(),
+                    counters: vec![],
+                    facts: Default::default(),
+                }],
+            },
+            series: vec![Series {
+                suite: "mpptest".into(),
+                fabric: "shm".into(),
+                emulated: false,
+                ranks: 2,
+                layout: Layout::Mpptest(l),
+                points,
+                notes: vec!["# a note".into()],
+            }],
+        }
+    }
+
+    /// Feeds the sink a whole (one-series) run; returns what went to out and to notes.
+    fn feed(run: &Run) -> (String, String) {
+        let (out, notes) = (Shared::default(), Shared::default());
+        let mut t = Text::new(Box::new(out.clone()), Box::new(notes.clone()));
+        let series = &run.series[0];
+        t.event(&Event::SuiteStarted {
+            run,
+            series,
+            planned: None,
+        });
+        for point in &series.points {
+            t.event(&Event::Point { run, series, point });
+        }
+        t.event(&Event::SuiteFinished { run, series });
+        (out.text(), notes.text())
+    }
+
+    fn scratch_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("fabbench-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn mpptest_prints_its_table_when_the_suite_finishes() {
+        let r = run(layout(None, None));
+        let (out, notes) = feed(&r);
+        assert_eq!(out, mpptest::text(&r, &r.series[0]));
+        assert_eq!(notes, "# running mpptest on shm (native)\n");
+    }
+
+    #[test]
+    fn gnuplot_output_is_appended_to_fname_and_its_data_file() {
+        let dir = scratch_dir("gnuplot");
+        let fname = dir.join("res.txt").to_str().unwrap().to_string();
+        let r = run(layout(Some(GnuplotTerminal::X11), Some(fname.clone())));
+        for _ in 0..2 {
+            let (out, _) = feed(&r);
+            assert_eq!(out, "", "nothing on stdout with -fname");
+        }
+        let script = std::fs::read_to_string(&fname).unwrap();
+        let once = mpptest::script_text(&r, &r.series[0]);
+        assert!(once.contains(&format!(
+            "plot '{}' using 4:5",
+            dir.join("res.gpl").display()
+        )));
+        assert_eq!(script, once.repeat(2));
+        let data = std::fs::read_to_string(dir.join("res.gpl")).unwrap();
+        assert_eq!(data, mpptest::data_text(&r.series[0]).repeat(2));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_opened_is_a_note() {
+        let dir = scratch_dir("unopenable");
+        let fname = dir.join("missing/res.txt").to_str().unwrap().to_string();
+        let r = run(layout(None, Some(fname.clone())));
+        let (out, notes) = feed(&r);
+        assert_eq!(out, "");
+        let last = notes.lines().last().unwrap();
+        assert!(
+            last.starts_with(&format!("# could not write {fname}: ")),
+            "{notes}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

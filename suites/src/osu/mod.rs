@@ -338,7 +338,9 @@ mod tests {
                 validation: false
             }
         );
-        let Layout::Osu { title, column, .. } = Suite::layout(&BIBW, &p);
+        let Layout::Osu { title, column, .. } = Suite::layout(&BIBW, &p) else {
+            panic!("OSU suites use OSU's layout")
+        };
         assert_eq!(title, "OSU MPI Bi-Directional Bandwidth Test v7.4");
         assert_eq!(column, "Bandwidth (MB/s)");
         assert_eq!(

@@ -4,7 +4,7 @@
 use bench_core::size::{format_size, parse_size};
 use serde::{Deserialize, Serialize};
 
-use crate::options::{OptionDef, OptionKind, SuiteArgs};
+use crate::options::{Dash, OptionDef, OptionKind, SuiteArgs};
 use crate::suite::ParamError;
 use crate::MAX_MESSAGE_SIZE;
 
@@ -30,6 +30,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "message-size",
         short: Some('m'),
+        dash: Dash::Two,
         kind: OptionKind::Text,
         value_name: "[MIN:]MAX",
         help: "Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m",
@@ -37,6 +38,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "iterations",
         short: Some('i'),
+        dash: Dash::Two,
         kind: OptionKind::Count,
         value_name: "N",
         help: "Timed iterations per size (default: OSU 7.4's rule for small and large messages)",
@@ -44,6 +46,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "warmup",
         short: Some('x'),
+        dash: Dash::Two,
         kind: OptionKind::Count,
         value_name: "N",
         help: "Warm-up iterations per size (default: OSU 7.4's rule)",
@@ -51,6 +54,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "window-size",
         short: Some('W'),
+        dash: Dash::Two,
         kind: OptionKind::Count,
         value_name: "N",
         help: "Window size for bw and bibw",
@@ -58,6 +62,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "validation",
         short: Some('c'),
+        dash: Dash::Two,
         kind: OptionKind::Flag,
         value_name: "",
         help: "Check every received byte against a per-iteration pattern",
@@ -65,6 +70,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         long: "tail-lat",
         short: Some('z'),
+        dash: Dash::Two,
         kind: OptionKind::Flag,
         value_name: "",
         help: "Print tail latency percentile columns (P50, P90, P99), as OSU's -z",
