@@ -37,7 +37,7 @@ pub fn run(args: ListArgs) -> i32 {
         out.push_str("SUITES\n");
         for s in suites::SUITES {
             out.push_str(&format!(
-                "  {:<12} {:<16} {}\n",
+                "  {:<12} {:<17} {}\n",
                 s.name(),
                 s.ranks().describe(),
                 s.summary()
