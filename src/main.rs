@@ -23,14 +23,16 @@ fn main() {
 }
 
 fn real_main() -> i32 {
-    let (args, single) = match single_dash::split(std::env::args_os().collect()) {
+    let command = cli::command();
+    let shorts = single_dash::run_shorts(&command);
+    let (args, single) = match single_dash::split(std::env::args_os().collect(), &shorts) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return exit::USAGE;
         }
     };
-    let matches = match cli::command().try_get_matches_from(args) {
+    let matches = match command.try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => return clap_error(e),
     };

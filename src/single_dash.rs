@@ -26,13 +26,20 @@ fn looks_like_option(word: &str) -> bool {
             .is_some_and(|x| x.is_ascii_alphabetic() || x == '-')
 }
 
-/// Short flags clap parses for `run` (a cluster of them, `-cz` or `-vv`, is left to clap).
-fn clap_shorts() -> Vec<char> {
-    let mut s: Vec<char> = suites::all_options()
-        .iter()
-        .filter_map(|o| o.short)
+/// The short options `cmd` parses after `run` (its own and the global ones): a cluster of
+/// them, `-cz` or `-vv`, is clap's, not a single-dash word.
+pub fn run_shorts(cmd: &clap::Command) -> Vec<char> {
+    let run = cmd
+        .find_subcommand("run")
+        .into_iter()
+        .flat_map(|r| r.get_arguments());
+    let mut s: Vec<char> = cmd
+        .get_arguments()
+        .chain(run)
+        .filter_map(|a| a.get_short())
         .collect();
-    s.extend(['f', 'n', 'v', 'h', 'V']);
+    // clap's own -h and -V
+    s.extend(['h', 'V']);
     s
 }
 
@@ -49,7 +56,7 @@ fn single_dash_suites(words: &[String]) -> Vec<&'static str> {
 /// Splits `args` (the whole command line, program first) into what clap parses and the
 /// single-dash options given after `run`. A single-dash word that no suite takes, when a suite
 /// with such options is named, or a missing value, is refused in one line.
-pub fn split(args: Vec<OsString>) -> Result<(Vec<OsString>, Given), String> {
+pub fn split(args: Vec<OsString>, shorts: &[char]) -> Result<(Vec<OsString>, Given), String> {
     let Some(at) = args.iter().position(|a| a == "run") else {
         return Ok((args, Vec::new()));
     };
@@ -59,7 +66,6 @@ pub fn split(args: Vec<OsString>) -> Result<(Vec<OsString>, Given), String> {
         .collect();
     let known = single_dash_options();
     let named = single_dash_suites(&words);
-    let shorts = clap_shorts();
     let mut rest: Vec<OsString> = args[..=at].to_vec();
     let mut given = Given::new();
     let mut i = 0;
@@ -113,7 +119,8 @@ mod tests {
 
     fn split_words(line: &str) -> Result<(Vec<String>, Given), String> {
         let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
-        split(args).map(|(r, g)| (r.into_iter().map(|a| a.into_string().unwrap()).collect(), g))
+        split(args, &run_shorts(&crate::cli::command()))
+            .map(|(r, g)| (r.into_iter().map(|a| a.into_string().unwrap()).collect(), g))
     }
 
     #[test]

@@ -39,22 +39,14 @@ pub fn drive<S: Suite>(
             }
         }
         Schedule::Adaptive(mut chooser) => {
-            let mut done = Vec::new();
-            while let Some(key) = agree(comm, (comm.rank() == 0).then(|| chooser.next(&done)))? {
-                if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
-                    // The chooser needs the point too: only here is a copy kept.
-                    report.measured(p.clone())?;
-                    done.push(p);
-                }
-            }
+            chosen(suite.name(), comm, &mut bench, report, true, |d| {
+                chooser.next(d)
+            })?;
         }
         Schedule::Sampled(mut sampler) => {
-            let mut done = Vec::new();
-            while let Some(key) = agree(comm, (comm.rank() == 0).then(|| sampler.next(&done)))? {
-                if let Some(p) = point(suite.name(), comm, &mut bench, &key, report)? {
-                    done.push(p);
-                }
-            }
+            let done = chosen(suite.name(), comm, &mut bench, report, false, |d| {
+                sampler.next(d)
+            })?;
             if comm.rank() == 0 {
                 let out = sampler.finish(done)?;
                 for p in out.points {
@@ -67,6 +59,29 @@ pub fn drive<S: Suite>(
         }
     }
     Ok(())
+}
+
+/// Measures the points rank 0 chooses, one at a time, until it chooses none; rank 0 gets every
+/// point back (the chooser needs them: only here is a copy of what is reported kept), and
+/// reports each as it is measured when `report_each`.
+fn chosen<B: Bench>(
+    suite: &str,
+    comm: &Comm,
+    bench: &mut B,
+    report: &mut dyn Report,
+    report_each: bool,
+    mut next: impl FnMut(&[Point]) -> Option<PointKey>,
+) -> Result<Vec<Point>, SuiteError> {
+    let mut done = Vec::new();
+    while let Some(key) = agree(comm, (comm.rank() == 0).then(|| next(&done)))? {
+        if let Some(p) = point(suite, comm, bench, &key, report)? {
+            if report_each {
+                report.measured(p.clone())?;
+            }
+            done.push(p);
+        }
+    }
+    Ok(done)
 }
 
 /// Rank 0's choice (`Some(None)`: no more points), made known to every rank; the others pass

@@ -102,7 +102,13 @@ impl<'c> GopBench<'c> {
                 for (k, v) in self.isend[..n].iter_mut().enumerate() {
                     *v = int_value(me, i, k);
                 }
-                self.irecv.fill(i32::MIN);
+                // only what this size receives: the buffer is sized for the largest
+                let used = if self.op == GopOp::Colx {
+                    n * self.comm.size()
+                } else {
+                    n
+                };
+                self.irecv[..used].fill(i32::MIN);
             }
             GopOp::Bcast => {
                 let root = self.root(i);

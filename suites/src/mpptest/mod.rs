@@ -78,7 +78,7 @@ impl MpptestBench<'_> {
         let len = size as f64;
         match self {
             MpptestBench::Pair { rate_scale, .. } => vec![
-                time_metric("latency", 2.0),
+                Metric::latency_us(2.0),
                 rate_metric("MB/s", len * rate_scale),
             ],
             MpptestBench::Halo { rate_scale, .. } => vec![

@@ -274,7 +274,10 @@ fn test(args: &SuiteArgs) -> Result<Test, ParamError> {
                 ));
             }
             let partners = count(args, "npartner")?.unwrap_or(2) as usize;
-            if !(partners == 1 || (partners.is_multiple_of(2) && (2..=8).contains(&partners))) {
+            if !(partners == 1
+                || (partners.is_multiple_of(2)
+                    && (2..=super::halo::MAX_PARTNERS).contains(&partners)))
+            {
                 return Err(bad(format!(
                     "-npartner {partners}: halo partners are 1, 2, 4, 6 or 8"
                 )));
