@@ -32,11 +32,76 @@ pub struct Cli {
 pub enum Command {
     /// Run one or more suites on one or more fabrics
     Run(Box<RunArgs>),
+    /// Find the best eager/rendezvous threshold, fragment size and on/off settings of a
+    /// fabric by measurement, and write a profile to deploy with the evidence
+    Autotune(Box<AutotuneArgs>),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
     /// Internal: run as one rank of a job started by fabbench's launcher
     #[command(name = "__rank", hide = true)]
     Rank,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Writes profile.toml (load it with `fabbench run --profile FILE`), autotune.json, \
+                  report.md and, on an MPI fabric, mca-params.conf, ompi-tune.conf and \
+                  autotune.env into a new directory under --out. Example: fabbench autotune \
+                  --fabric rapidio --budget 2m"
+)]
+pub struct AutotuneArgs {
+    /// Fabric to tune (see `fabbench list fabrics`); FABRIC@mpi tunes its MPI library's variables
+    #[arg(short = 'f', long, default_value = "shm", value_name = "FABRIC")]
+    pub fabric: String,
+
+    /// Parameters to search, comma separated (default: the thresholds, fragment sizes and
+    /// switches that matter on the fabric)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[,NAME]")]
+    pub params: Option<Vec<String>>,
+
+    /// Suites that judge the settings, comma separated: osu_latency, osu_bw, osu_bibw
+    /// (default: the objective's)
+    #[arg(long, value_delimiter = ',', value_name = "SUITE[,SUITE]")]
+    pub workload: Option<Vec<String>>,
+
+    /// latency (osu_latency), bandwidth (osu_bw) or balanced (both)
+    #[arg(long, default_value = "latency", value_name = "OBJECTIVE")]
+    pub objective: String,
+
+    /// Wall time the search and verification may take (e.g. 90s, 10m); when it runs out,
+    /// autotune decides with what it measured and says so
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub budget: String,
+
+    /// Message sizes measured, MIN:MAX (default 1:1M)
+    #[arg(long, value_name = "MIN:MAX")]
+    pub sizes: Option<String>,
+
+    /// Values within this of the best are reported as near-equal winners (2% or 0.02)
+    #[arg(long, default_value = "2%", value_name = "PERCENT")]
+    pub tolerance: String,
+
+    /// Hold a tunable fixed, e.g. --set rapidio.copy_mbps=300 (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+
+    /// Also run the exhaustive sweep of the threshold (every candidate at every size) and
+    /// report what the search saved
+    #[arg(long)]
+    pub exhaustive: bool,
+
+    /// The mpirun that starts MPI ranks
+    #[arg(long, default_value = "mpirun", value_name = "PATH")]
+    pub mpirun: String,
+
+    /// Directory the autotune's directory is created in
+    #[arg(
+        short = 'o',
+        long,
+        default_value = "fabbench-results",
+        value_name = "DIR"
+    )]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,10 @@
 //! fabbench: benchmark and characterise HPC interconnects.
 //!
 //! This binary only parses the command line and maps what the library crates return to output
-//! and exit codes: `run` hands a plan to the runner, `__rank` is one rank of a job the runner
+//! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `__rank` is one rank of a job the runner
 //! started, `list` prints the registries.
 
+mod autotune;
 mod cli;
 mod exit;
 mod list;
@@ -48,6 +49,7 @@ fn real_main() -> i32 {
                 .expect("the run subcommand was parsed");
             run::run(*args, run, &single)
         }
+        Command::Autotune(args) => autotune::run(*args),
         Command::List(args) => list::run(args),
         Command::Rank => exit::rank(runner::rank_process()),
     }

@@ -277,3 +277,103 @@ fn the_ti_mpptest_line_runs_on_shm_through_mpi() {
     assert_eq!(sizes, want, "{out}");
     assert!(out.contains("# breakpoints (fabbench): "), "{out}");
 }
+
+/// autotune on Open MPI's vader: it tunes `mpi.btl_vader_eager_limit`, writes Open MPI's own
+/// parameter file, and that file, loaded by Open MPI in a plain rerun (no --set), reproduces
+/// the gain autotune verified.
+#[test]
+fn autotune_of_vader_writes_an_mca_file_that_reproduces_the_gain() {
+    let _g = serial();
+    let r = run(
+        "at-vader",
+        &[
+            "autotune", "--fabric", "shm@mpi", "--sizes", "1K:64K", "--budget", "60s",
+        ],
+    );
+    let dir = r.ok().to_path_buf();
+    let o: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("autotune.json")).unwrap()).unwrap();
+    let chosen = o["chosen"]["mpi.btl_vader_eager_limit"].as_str().unwrap();
+    let conf = std::fs::read_to_string(dir.join("mca-params.conf")).unwrap();
+    let bytes = bench_core::size::parse_size(chosen).unwrap();
+    assert!(
+        conf.lines()
+            .any(|l| l.trim() == format!("btl_vader_eager_limit = {bytes}")),
+        "{conf}"
+    );
+    // The sizes where the verification saw the tuned value clearly ahead.
+    let gains: Vec<(u64, f64)> = o["verification"][0]["per_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["low"].as_f64().unwrap() > 0.5)
+        .map(|g| (g["size"].as_u64().unwrap(), g["gain"].as_f64().unwrap()))
+        .collect();
+    assert!(
+        !gains.is_empty(),
+        "autotune found no gain to reproduce: {}",
+        r.stdout()
+    );
+    let (size, _) = gains[gains.len() / 2];
+    let size = size.to_string();
+    // Reruns, alternating, each a plain run: with the file, and without.
+    let latency = |with_file: bool| -> f64 {
+        let out_dir = scratch("at-vader-rerun");
+        let mut c = Command::new(bin());
+        c.args([
+            "run",
+            "osu_latency",
+            "--fabric",
+            "shm@mpi",
+            "-m",
+            &format!("{size}:{size}"),
+            "-i",
+            "500",
+            "-x",
+            "50",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        if with_file {
+            c.env("OMPI_MCA_mca_base_param_files", dir.join("mca-params.conf"));
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        curve(&String::from_utf8_lossy(&out.stdout))
+            .values()
+            .next()
+            .unwrap()
+            .0
+    };
+    let mut tuned = Vec::new();
+    let mut plain = Vec::new();
+    for _ in 0..3 {
+        tuned.push(latency(true));
+        plain.push(latency(false));
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let (t, p) = (min(&tuned), min(&plain));
+    assert!(
+        p / t - 1.0 > 0.5,
+        "at {size} bytes the file gave {tuned:?} us against {plain:?} us without it"
+    );
+}
+
+#[test]
+fn autotune_of_the_bare_mpi_fabric_asks_which_variables() {
+    let out = raw(&[
+        "autotune",
+        "--fabric",
+        "mpi",
+        "--out",
+        scratch("at-mpi").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no tunables autotune knows"), "{err}");
+}

@@ -25,6 +25,7 @@ use crate::buffer::AlignedBuf;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{Bench, Measure, ParamError, Schedule, Suite, SuiteError};
+use crate::MAX_MESSAGE_SIZE;
 
 /// OSU's boundary between small and large messages: sizes above it use the large rule.
 pub const LARGE_MESSAGE_SIZE: u64 = 8192;
@@ -63,8 +64,12 @@ impl Rule {
     }
 }
 
-/// OSU's size sequence: from MIN, doubling (0 is followed by 1), up to MAX.
+/// OSU's size sequence: from MIN, doubling (0 is followed by 1), up to MAX; or the exact
+/// list a library caller gave.
 pub fn sizes(default_min: u64, p: &OsuParams) -> Vec<u64> {
+    if let Some(list) = &p.size_list {
+        return list.clone();
+    }
     let min = p.min_size.unwrap_or(default_min);
     let max = p.max_size.unwrap_or(DEFAULT_MAX_SIZE);
     let mut out = Vec::new();
@@ -219,6 +224,20 @@ impl<T: OsuTest> Suite for Osu<T> {
         OPTIONS
     }
 
+    fn check(&self, p: &OsuParams, _ranks: usize) -> Result<(), ParamError> {
+        if let Some(list) = &p.size_list {
+            let ascending = list.windows(2).all(|w| w[0] < w[1]);
+            if list.is_empty() || !ascending || list.iter().any(|s| *s > MAX_MESSAGE_SIZE) {
+                return Err(ParamError(format!(
+                    "{}: a size list must be ascending, not empty, and at most {} bytes",
+                    T::NAME,
+                    MAX_MESSAGE_SIZE
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn params(&self, args: &SuiteArgs) -> Result<OsuParams, ParamError> {
         OsuParams::from_args(args)
     }
@@ -246,7 +265,7 @@ impl<T: OsuTest> Suite for Osu<T> {
         comm: &'c Comm,
         params: &'c OsuParams,
     ) -> Result<OsuBench<'c, T>, SuiteError> {
-        let max = *sizes(T::MIN_SIZE, params).last().unwrap_or(&0) as usize;
+        let max = sizes(T::MIN_SIZE, params).into_iter().max().unwrap_or(0) as usize;
         let me = comm.rank();
         Ok(OsuBench {
             io: Io {
@@ -284,6 +303,26 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(sizes(0, &o), vec![3, 6, 12, 24, 48]);
+    }
+
+    #[test]
+    fn a_size_list_replaces_the_doubling_sequence_and_is_checked() {
+        let p = OsuParams {
+            size_list: Some(vec![9216, 10240]),
+            ..Default::default()
+        };
+        assert_eq!(sizes(0, &p), vec![9216, 10240]);
+        assert!(Suite::check(&LATENCY, &p, 2).is_ok());
+        for bad in [vec![], vec![8, 4], vec![MAX_MESSAGE_SIZE + 1]] {
+            let p = OsuParams {
+                size_list: Some(bad.clone()),
+                ..Default::default()
+            };
+            assert!(
+                Suite::check(&LATENCY, &p, 2).is_err(),
+                "{bad:?} should be refused"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct OsuParams {
     pub validate: bool,
     /// `-z`: print P50, P90 and P99 columns.
     pub tail: bool,
+    /// Exact sizes, ascending, instead of `-m`'s doubling sequence: not an OSU option, for
+    /// library callers (autotune measures between powers of two when it refines a threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_list: Option<Vec<u64>>,
 }
 
 /// The options the trio shares.
@@ -107,6 +111,7 @@ impl OsuParams {
             window,
             validate: args.flag("validation"),
             tail: args.flag("tail-lat"),
+            size_list: None,
         })
     }
 }
@@ -184,7 +189,8 @@ mod tests {
                 warmup: None,
                 window: Some(8),
                 validate: true,
-                tail: false
+                tail: false,
+                size_list: None,
             }
         );
         a.set("iterations", "0");

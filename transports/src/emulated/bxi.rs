@@ -99,10 +99,22 @@ impl Bxi {
         }))
     }
 
-    /// Puts of `bytes` each from `src` to `dst`; returns (host free, each put's arrival).
-    fn puts(&mut self, src: usize, dst: usize, sizes: &[u64], mut t: Ps) -> (Ps, Vec<Ps>) {
-        let mut arrivals = Vec::with_capacity(sizes.len());
-        for &b in sizes {
+    /// Puts of `bytes` each from `src` to `dst`, at most `window` unacknowledged (a put
+    /// beyond it waits for the ack of the one `window` before it); returns (host free, each
+    /// put's arrival).
+    fn puts(
+        &mut self,
+        src: usize,
+        dst: usize,
+        sizes: &[u64],
+        mut t: Ps,
+        window: usize,
+    ) -> (Ps, Vec<Ps>) {
+        let mut arrivals: Vec<Ps> = Vec::with_capacity(sizes.len());
+        for (j, &b) in sizes.iter().enumerate() {
+            if j >= window {
+                t = t.max(arrivals[j - window] + self.p.latency);
+            }
             t += self.p.put;
             let (_, nic_done) = self.nic[src].reserve(t, self.p.nic);
             let (_, end) = self
@@ -138,7 +150,7 @@ impl Model for Bxi {
                     why: format!("a rendezvous request slot to node {}", f.dst),
                 });
             }
-            let (free, arr) = self.puts(f.src, f.dst, &[f.bytes], now);
+            let (free, arr) = self.puts(f.src, f.dst, &[f.bytes], now, 1);
             let ack = arr[0] + lat;
             self.rndvq
                 .get_mut(&(f.src, f.dst))
@@ -151,8 +163,10 @@ impl Model for Bxi {
         }
         // Eager data and control: puts into the peer's pre-posted buffers.
         let sizes = self.eager_sizes(f.bytes);
-        let k = sizes.len() as u64;
         let cap = self.p.sendq;
+        // A message of more buffers than the send queue holds streams through it: it starts
+        // with every slot and reuses each as its put is acknowledged.
+        let k = (sizes.len() as u64).min(cap);
         let q = self
             .sendq
             .entry((f.src, f.dst))
@@ -168,9 +182,10 @@ impl Model for Bxi {
             // The receiver posts the ME the data will be put into.
             t += self.p.me;
         }
-        let (free, arrivals) = self.puts(f.src, f.dst, &sizes, t);
+        let (free, arrivals) = self.puts(f.src, f.dst, &sizes, t, k as usize);
         let q = self.sendq.get_mut(&(f.src, f.dst)).expect("made above");
-        for a in &arrivals {
+        // Each slot comes back with the ack of the last put that used it.
+        for a in arrivals.iter().rev().take(k as usize) {
             q.give_back(w, 1, a + lat);
         }
         Ok(Offer::Sent {
@@ -185,8 +200,11 @@ impl Model for Bxi {
             let cost = if last { self.p.event } else { 0 };
             return Ok(Take::Deliver { cost });
         }
-        let k = self.eager_sizes(f.bytes).len() as u64;
         let cap = self.p.recvq;
+        // As on the sending side, a message of more buffers than are posted streams through
+        // them.
+        let pieces = self.eager_sizes(f.bytes).len() as u64;
+        let k = pieces.min(cap);
         let q = self
             .recvq
             .entry((f.src, f.dst))
@@ -198,7 +216,7 @@ impl Model for Bxi {
                 arrival: arrival + 2 * self.p.latency + self.p.retry,
             });
         }
-        let cost = k * self.p.event + transfer(f.bytes, self.p.copy_mbps) + k * self.p.me;
+        let cost = pieces * self.p.event + transfer(f.bytes, self.p.copy_mbps) + pieces * self.p.me;
         self.recvq
             .get_mut(&(f.src, f.dst))
             .expect("made above")

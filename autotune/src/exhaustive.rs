@@ -1,0 +1,126 @@
+//! The grid search autotune is measured against (what Open MPI's OTPO does): every candidate
+//! threshold, each run over every size of the fine grid. It exists to check the search (tests
+//! hold autotune to within one refinement step of its best at a quarter of its cost) and to
+//! let a user see what the search saved (`fabbench autotune --exhaustive`).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use bench_core::size::format_size;
+
+use crate::error::TuneError;
+use crate::grid;
+use crate::measure::{Bench, Halt, Observer};
+use crate::params::threshold_limits;
+use crate::request::Tuning;
+
+/// Every threshold candidate's cost at every size.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub param: String,
+    pub workload: String,
+    /// Candidate thresholds, as the largest message each sends eagerly (0: none).
+    pub thresholds: Vec<u64>,
+    /// The parameter value of each candidate (header included).
+    pub values: Vec<u64>,
+    pub sizes: Vec<u64>,
+    /// `costs[i][j]`: microseconds per message at `sizes[j]` under `thresholds[i]`.
+    pub costs: Vec<Vec<f64>>,
+    /// The candidate with the smallest geometric-mean cost relative to the best at each size.
+    pub best: usize,
+    pub measured_s: f64,
+    pub wall_s: f64,
+    pub runs: usize,
+}
+
+impl Sweep {
+    /// Cost at each size under a threshold that sends messages up to `eager_max` eagerly,
+    /// read from the grid (the sweep measured every protocol choice at every size).
+    pub fn costs_under(&self, eager_max: u64) -> Vec<f64> {
+        // Under any threshold, a size goes eager iff it is at most the threshold: the
+        // candidate whose eager set is the same gives the same costs.
+        let i = self
+            .thresholds
+            .iter()
+            .rposition(|t| *t <= eager_max)
+            .unwrap_or(0);
+        self.costs[i].clone()
+    }
+}
+
+/// Runs the exhaustive threshold sweep of `param` on `workload` over the fine grid of the
+/// tuning's sizes.
+pub fn threshold_sweep(
+    t: &Tuning,
+    param: &str,
+    workload: &'static str,
+    observer: &mut dyn Observer,
+) -> Result<Sweep, TuneError> {
+    let p =
+        t.params.iter().find(|p| p.name == param).ok_or_else(|| {
+            TuneError::Usage(format!("{param} is not a parameter of this tuning"))
+        })?;
+    let (min, max, header) = threshold_limits(&p.name, &p.kind);
+    let top = t.sizes.1.min(max.saturating_sub(header));
+    let sizes = grid::all_fine(t.sizes.0, top.max(t.sizes.0));
+    let thresholds: Vec<u64> = std::iter::once(0).chain(sizes.iter().copied()).collect();
+    let values: Vec<u64> = thresholds
+        .iter()
+        .map(|s| if *s == 0 { min } else { (s + header).min(max) })
+        .collect();
+    let stop = AtomicBool::new(false);
+    let mut unbounded = t.clone();
+    unbounded.budget = Duration::from_secs(u64::MAX / 4);
+    let mut bench = Bench::new(&unbounded, observer, &stop);
+    let mut costs = Vec::new();
+    for v in &values {
+        let id = bench
+            .measure(
+                &format!("exhaustive: {param} = {}", format_size(*v)),
+                workload,
+                &sizes,
+                &[(param.to_string(), format_size(*v))],
+            )
+            .map_err(|h| match h {
+                Halt::Interrupted(w) => TuneError::Interrupted(w),
+                Halt::Budget => TuneError::Failed("the exhaustive sweep has no budget".into()),
+            })?;
+        let m = bench.get(id);
+        if let Some(why) = &m.failed {
+            return Err(TuneError::Failed(format!(
+                "exhaustive sweep at {param} = {}: {why}",
+                format_size(*v)
+            )));
+        }
+        costs.push(
+            sizes
+                .iter()
+                .map(|s| m.cost(*s).unwrap_or(f64::NAN))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let best_at: Vec<f64> = (0..sizes.len())
+        .map(|j| {
+            costs
+                .iter()
+                .map(|c: &Vec<f64>| c[j])
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    let score = |c: &Vec<f64>| -> f64 { c.iter().zip(&best_at).map(|(x, b)| (x / b).ln()).sum() };
+    let best = (0..costs.len())
+        .min_by(|a, b| score(&costs[*a]).total_cmp(&score(&costs[*b])))
+        .expect("candidates");
+    Ok(Sweep {
+        param: param.to_string(),
+        workload: workload.to_string(),
+        thresholds,
+        values,
+        sizes,
+        costs,
+        best,
+        measured_s: bench.spent.measured_s,
+        wall_s: bench.elapsed().as_secs_f64(),
+        runs: bench.spent.runs,
+    })
+}

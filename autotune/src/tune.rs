@@ -1,0 +1,279 @@
+//! One autotune from request to [`Outcome`]: the switches at the defaults first (they change
+//! what the other settings are measured against), then the fragment size and the threshold
+//! with the switches at their chosen values, then each switch re-checked at the tuned
+//! threshold (the report says whether that changed anything), and last the verification of
+//! everything chosen against the defaults on the full size sweep. The search gets most of the
+//! budget and the verification the rest; when the budget runs out a step decides with what
+//! it has and the outcome says so.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use crate::error::TuneError;
+use crate::fragment::{self, Skip};
+use crate::grid;
+use crate::measure::{Bench, Halt, Observer};
+use crate::outcome::{Decision, Evidence, Gain, Outcome, Verification, SCHEMA_VERSION};
+use crate::params::Role;
+use crate::request::{Request, Tuning};
+use crate::{stats, switch, threshold};
+
+/// Share of the budget the search may use; the rest is kept for the verification.
+const SEARCH_SHARE: f64 = 0.8;
+
+/// Checks `req`, measures, decides, verifies. Nothing is written: see [`crate::export`].
+pub fn autotune(
+    req: &Request,
+    observer: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Outcome, TuneError> {
+    let tuning = req.check()?;
+    run(&tuning, observer, stop)
+}
+
+/// The measuring part of [`autotune`], for a checked request.
+pub fn run(
+    t: &Tuning,
+    observer: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Outcome, TuneError> {
+    let start_time = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut bench = Bench::new(t, observer, stop);
+    bench.limit = t.budget.mul_f64(SEARCH_SHARE);
+    let mut skipped = Vec::new();
+    let mut decisions: Vec<Decision> = Vec::new();
+    let mut chosen: Vec<(String, String)> = Vec::new();
+    let interrupted = |h: &Halt| match h {
+        Halt::Interrupted(why) => Some(TuneError::Interrupted(why.clone())),
+        Halt::Budget => None,
+    };
+    let skip_budget = |skipped: &mut Vec<String>, what: &str| {
+        skipped.push(format!("{what}: not measured, the budget ran out"));
+    };
+    // 1. Switches, at the defaults.
+    for p in t.param(Role::Switch) {
+        match switch::tune(&mut bench, p, &chosen, &t.workloads) {
+            Ok(d) => {
+                chosen.push((p.name.clone(), d.chosen.clone()));
+                decisions.push(d);
+            }
+            Err(h) => {
+                if let Some(e) = interrupted(&h) {
+                    return Err(e);
+                }
+                skip_budget(&mut skipped, &p.name);
+            }
+        }
+    }
+    // 2. The fragment size, with the switches chosen.
+    for p in t.param(Role::Fragment) {
+        match fragment::tune(&mut bench, p, &chosen) {
+            Ok(Ok(d)) => {
+                chosen.push((p.name.clone(), d.chosen.clone()));
+                decisions.push(d);
+            }
+            Ok(Err(Skip::TooSmall(why))) => skipped.push(why),
+            Err(h) => {
+                if let Some(e) = interrupted(&h) {
+                    return Err(e);
+                }
+                skip_budget(&mut skipped, &p.name);
+            }
+        }
+    }
+    // 3. The threshold, with everything above held at its chosen value.
+    for p in t.param(Role::Threshold) {
+        match threshold::tune(&mut bench, p, &chosen, &t.workloads) {
+            Ok(d) => {
+                chosen.push((p.name.clone(), d.chosen.clone()));
+                decisions.push(d);
+            }
+            Err(h) => {
+                if let Some(e) = interrupted(&h) {
+                    return Err(e);
+                }
+                skip_budget(&mut skipped, &p.name);
+            }
+        }
+    }
+    // 4. Interactions: each switch again, at the tuned threshold and fragment size.
+    let mut interactions = Vec::new();
+    let retuned_any = decisions.iter().any(|d| d.role != "switch");
+    for p in t.param(Role::Switch) {
+        let Some(before) = decisions
+            .iter()
+            .find(|d| d.param == p.name)
+            .map(|d| d.chosen.clone())
+        else {
+            continue;
+        };
+        if !retuned_any {
+            break;
+        }
+        let others: Vec<(String, String)> = chosen
+            .iter()
+            .filter(|(k, _)| *k != p.name)
+            .cloned()
+            .collect();
+        match switch::tune(&mut bench, p, &others, &t.workloads) {
+            Ok(d) if d.chosen == before => interactions.push(format!(
+                "{}: re-checked with {} — still {before}",
+                p.name,
+                describe(&others)
+            )),
+            Ok(d) => {
+                interactions.push(format!(
+                    "{}: re-checked with {} — now {} (was {before}): {}",
+                    p.name,
+                    describe(&others),
+                    d.chosen,
+                    d.why
+                ));
+                if let Some(slot) = chosen.iter_mut().find(|(k, _)| *k == p.name) {
+                    slot.1 = d.chosen.clone();
+                }
+                if let Some(old) = decisions.iter_mut().find(|x| x.param == p.name) {
+                    *old = d;
+                }
+            }
+            Err(h) => {
+                if let Some(e) = interrupted(&h) {
+                    return Err(e);
+                }
+                interactions.push(format!("{}: not re-checked, the budget ran out", p.name));
+            }
+        }
+    }
+    let search_exhausted = bench.exhausted;
+    // 5. Verification: the tuned settings against the defaults, full sweep, each workload.
+    bench.limit = t.budget;
+    bench.exhausted = false;
+    let mut verification = Vec::new();
+    let sizes = grid::coarse(t.sizes.0, t.sizes.1);
+    let mut verify_workloads: Vec<&'static str> = t.workloads.clone();
+    if decisions
+        .iter()
+        .any(|d| matches!(d.evidence, Evidence::Fragment(_)))
+        && !verify_workloads.contains(&"osu_bw")
+    {
+        verify_workloads.push("osu_bw");
+    }
+    for w in verify_workloads {
+        match verify(&mut bench, w, &sizes, &chosen) {
+            Ok(v) => verification.push(v),
+            Err(h) => {
+                if let Some(e) = interrupted(&h) {
+                    return Err(e);
+                }
+                skip_budget(&mut skipped, &format!("verification on {w}"));
+            }
+        }
+    }
+    let defaults: BTreeMap<String, String> = t
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.default.clone()))
+        .collect();
+    let chosen_map: BTreeMap<String, String> = decisions
+        .iter()
+        .map(|d| (d.param.clone(), d.chosen.clone()))
+        .collect();
+    let exhausted = search_exhausted || bench.exhausted;
+    let mut spent = bench.spent.clone();
+    spent.wall_s = bench.elapsed().as_secs_f64();
+    Ok(Outcome {
+        schema_version: SCHEMA_VERSION,
+        fabbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        fabric: t.label.clone(),
+        kind: kind_words(t),
+        virtual_time: t.virtual_time(),
+        library: (t.def.library)(),
+        command_line: t.command_line.clone(),
+        start_time,
+        objective: t.objective.word().to_string(),
+        workloads: t.workloads.iter().map(|w| w.to_string()).collect(),
+        sizes: [t.sizes.0, t.sizes.1],
+        tolerance: t.tolerance,
+        fixed: t.sets.clone(),
+        budget_s: t.budget.as_secs_f64(),
+        budget_exhausted: exhausted,
+        skipped,
+        defaults,
+        chosen: chosen_map,
+        decisions,
+        interactions,
+        verification,
+        measurements: std::mem::take(&mut bench.log),
+        spent,
+        notes: Vec::new(),
+    })
+}
+
+fn kind_words(t: &Tuning) -> String {
+    use transports::fabric::FabricKind;
+    match t.def.kind {
+        FabricKind::Native => "native",
+        FabricKind::Emulated => "emulated, virtual time",
+        FabricKind::Mpi => "mpi",
+    }
+    .to_string()
+}
+
+fn describe(settings: &[(String, String)]) -> String {
+    if settings.is_empty() {
+        return "the defaults".into();
+    }
+    settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The defaults and the tuned settings on `sizes`, and the gain at each size.
+fn verify(
+    bench: &mut Bench<'_>,
+    workload: &'static str,
+    sizes: &[u64],
+    chosen: &[(String, String)],
+) -> Result<Verification, Halt> {
+    let d = bench.measure("verify: defaults", workload, sizes, &[])?;
+    let t = bench.measure("verify: tuned", workload, sizes, chosen)?;
+    let exact = bench.tuning.virtual_time();
+    let (md, mt) = (bench.get(d), bench.get(t));
+    let mut per_size = Vec::new();
+    for pd in &md.points {
+        let Some(pt) = mt.point(pd.size) else {
+            continue;
+        };
+        let gain = pd.cost_us / pt.cost_us - 1.0;
+        let (low, high) = if exact {
+            (gain, gain)
+        } else {
+            // The gain is cost(default)/cost(tuned) - 1: the interval of that ratio of medians.
+            let iv = stats::median_ratio_interval(&pt.samples_us, &pd.samples_us, 2000, pd.size);
+            (iv.low - 1.0, iv.high - 1.0)
+        };
+        per_size.push(Gain {
+            size: pd.size,
+            default_value: pd.value,
+            tuned_value: pt.value,
+            unit: pd.unit.clone(),
+            gain,
+            low,
+            high,
+        });
+    }
+    if md.failed.is_some() || mt.failed.is_some() {
+        bench.decided(&format!(
+            "verification on {workload}: {}",
+            md.failed.clone().or(mt.failed.clone()).unwrap_or_default()
+        ));
+    }
+    Ok(Verification {
+        workload: workload.to_string(),
+        default_measurement: d,
+        tuned_measurement: t,
+        per_size,
+    })
+}

@@ -1,0 +1,260 @@
+//! `fabbench autotune`: the command line as an autotune request, a progress bar as its
+//! observer, the outcome written as a directory, and a few summary lines on stdout.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use autotune::exhaustive::threshold_sweep;
+use autotune::outcome::Outcome;
+use autotune::{Objective, Observer, Request, TuneError, Tuning};
+use bench_core::size::{format_size, parse_size};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use results::run_dir::RunDir;
+
+use crate::cli::AutotuneArgs;
+use crate::{exit, signals};
+
+pub fn run(args: AutotuneArgs) -> i32 {
+    match tune(&args) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            match e {
+                TuneError::Usage(_) => exit::USAGE,
+                TuneError::Interrupted(_) => exit::INTERRUPTED,
+                _ => exit::FAILED,
+            }
+        }
+    }
+}
+
+fn usage(msg: String) -> TuneError {
+    TuneError::Usage(msg)
+}
+
+fn request(args: &AutotuneArgs) -> Result<Request, TuneError> {
+    let mut r = Request::new(&args.fabric);
+    r.params = args.params.clone();
+    r.workloads = args.workload.clone();
+    r.objective = Objective::parse(&args.objective)?;
+    r.budget = humantime::parse_duration(&args.budget).map_err(|_| {
+        usage(format!(
+            "--budget {}: use a duration such as 90s, 10m or 1h",
+            args.budget
+        ))
+    })?;
+    r.sizes = args
+        .sizes
+        .as_deref()
+        .map(autotune::request::parse_sizes)
+        .transpose()?;
+    r.tolerance = tolerance(&args.tolerance)?;
+    r.sets = args.set.clone();
+    r.mpirun = args.mpirun.clone();
+    Ok(r)
+}
+
+/// "2%" or "0.02".
+fn tolerance(text: &str) -> Result<f64, TuneError> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    v.map_err(|_| {
+        usage(format!(
+            "--tolerance {text}: use a percentage such as 2% (or 0.02)"
+        ))
+    })
+}
+
+fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
+    let tuning = request(args)?.check()?;
+    // The directory first: an unwritable --out stops before anything is measured.
+    let id = format!(
+        "{}-autotune-{}",
+        stamp(),
+        tuning.label.replace(['@', '/'], "-")
+    );
+    let dir = RunDir::create(&args.out, &id).map_err(|e| usage(e.to_string()))?;
+    signals::install();
+    let mut bar = Bar::new(&tuning);
+    let outcome = autotune::run(&tuning, &mut bar, &signals::INTERRUPTED);
+    bar.finish();
+    let mut outcome = outcome?;
+    if args.exhaustive {
+        compare_exhaustive(&tuning, &mut outcome)?;
+    }
+    for (path, bytes) in autotune::export::export_all(&outcome)? {
+        dir.write(&path, &bytes)
+            .map_err(|e| TuneError::Write(e.to_string()))?;
+    }
+    let path = dir.commit().map_err(|e| TuneError::Write(e.to_string()))?;
+    summary(&outcome, &path);
+    Ok(())
+}
+
+fn stamp() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect()
+}
+
+/// Runs the exhaustive sweep of the threshold and records what the search saved.
+fn compare_exhaustive(t: &Tuning, o: &mut Outcome) -> Result<(), TuneError> {
+    let Some(p) = t.param(autotune::params::Role::Threshold).next() else {
+        o.notes
+            .push("--exhaustive: no threshold was tuned, nothing to sweep".into());
+        return Ok(());
+    };
+    let mut quiet = autotune::Quiet;
+    let sweep = threshold_sweep(t, &p.name, t.workloads[0], &mut quiet)?;
+    let chosen = o
+        .chosen
+        .get(&p.name)
+        .and_then(|v| parse_size(v).ok())
+        .unwrap_or(0);
+    // Per size, the chosen value's cost over the sweep's best; each cell is one run, so on a
+    // real fabric single cells carry the machine's noise: quote the median and the 90th
+    // percentile, not the worst cell.
+    let under = sweep.costs_under(chosen);
+    let mut ratios: Vec<f64> = under
+        .iter()
+        .zip(&sweep.costs[sweep.best])
+        .map(|(a, b)| a / b)
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        ratios
+            .get(((ratios.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(1.0)
+    };
+    o.notes.push(format!(
+        "exhaustive sweep of {} on {}: {} candidates x {} sizes, best {} ({} runs, {:.1} s wall, {:.4} s measured); autotune chose {} (per size against the sweep's best: median {:+.1} %, 90th percentile {:+.1} %, worst {:+.1} %) in {} runs, {:.1} s wall, {:.4} s measured ({:.1} % of the sweep's measured time)",
+        p.name,
+        sweep.workload,
+        sweep.values.len(),
+        sweep.sizes.len(),
+        format_size(sweep.values[sweep.best]),
+        sweep.runs,
+        sweep.wall_s,
+        sweep.measured_s,
+        o.chosen.get(&p.name).cloned().unwrap_or_default(),
+        (at(0.5) - 1.0) * 100.0,
+        (at(0.9) - 1.0) * 100.0,
+        (at(1.0) - 1.0) * 100.0,
+        o.spent.runs,
+        o.spent.wall_s,
+        o.spent.measured_s,
+        100.0 * o.spent.measured_s / sweep.measured_s.max(f64::MIN_POSITIVE)
+    ));
+    Ok(())
+}
+
+fn summary(o: &Outcome, path: &Path) {
+    println!(
+        "# fabbench autotune: {} ({}), objective {}, {} over {}-{}",
+        o.fabric,
+        o.kind,
+        o.objective,
+        o.workloads.join(", "),
+        format_size(o.sizes[0]),
+        format_size(o.sizes[1])
+    );
+    for d in &o.decisions {
+        let default = if d.default.is_empty() {
+            "library default".to_string()
+        } else {
+            d.default.clone()
+        };
+        println!(
+            "{} = {} (was {default}; near-equal: {}): {}",
+            d.param,
+            d.chosen,
+            d.near_equal.join(", "),
+            d.why
+        );
+    }
+    for line in o.interactions.iter().chain(&o.skipped).chain(&o.notes) {
+        println!("# {line}");
+    }
+    for v in &o.verification {
+        let mut gains: Vec<f64> = v.per_size.iter().map(|g| g.gain).collect();
+        gains.sort_by(f64::total_cmp);
+        if let (Some(lo), Some(hi)) = (gains.first(), gains.last()) {
+            println!(
+                "# verified on {}: gain over the defaults {:+.1} % to {:+.1} % (median {:+.1} %) across {} sizes",
+                v.workload,
+                lo * 100.0,
+                hi * 100.0,
+                gains[gains.len() / 2] * 100.0,
+                gains.len()
+            );
+        }
+    }
+    println!(
+        "# spent {:.1} s wall of a {} budget{}, {} runs, {:.3} s measured{}",
+        o.spent.wall_s,
+        humantime::format_duration(Duration::from_secs_f64(o.budget_s.round())),
+        if o.budget_exhausted {
+            " (ran out: decided with what was measured)"
+        } else {
+            ""
+        },
+        o.spent.runs,
+        o.spent.measured_s,
+        if o.virtual_time {
+            " (virtual time)"
+        } else {
+            ""
+        }
+    );
+    println!("# results: {}", path.display());
+}
+
+/// The progress bar: what is being measured and the budget left; shown only on a terminal.
+struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    fn new(t: &Tuning) -> Bar {
+        let shown = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+        let bar = if shown {
+            ProgressBar::with_draw_target(
+                Some(t.budget.as_secs().max(1)),
+                ProgressDrawTarget::stderr(),
+            )
+        } else {
+            ProgressBar::hidden()
+        };
+        if let Ok(s) = ProgressStyle::with_template(
+            "{spinner} autotune {prefix}: {msg} [{bar:20}] {elapsed} of the budget, {eta} left",
+        ) {
+            bar.set_style(s.progress_chars("=> "));
+        }
+        bar.set_prefix(t.label.clone());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Bar { bar }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Observer for Bar {
+    fn measuring(&mut self, what: &str, elapsed: Duration, _budget: Duration) {
+        self.bar.set_position(elapsed.as_secs());
+        self.bar.set_message(what.to_string());
+    }
+
+    fn decided(&mut self, line: &str) {
+        self.bar.println(format!("# {line}"));
+    }
+}

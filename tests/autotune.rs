@@ -1,0 +1,162 @@
+//! `fabbench autotune` through the real binary: a whole tuning on an emulated fabric and on
+//! shm, its files (the profile loads into `fabbench run --profile`, the report and JSON
+//! agree with it), and bad input refused in one line with status 2 and nothing written.
+
+mod common;
+
+use common::*;
+
+fn json(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("autotune.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn an_emulated_fabric_is_tuned_and_its_profile_loads_into_run() {
+    let _g = serial();
+    let r = run(
+        "at-rapidio",
+        &["autotune", "--fabric", "rapidio", "--sizes", "256:256K"],
+    );
+    let dir = r.ok().to_path_buf();
+    let names = files(&dir);
+    for f in ["autotune.json", "profile.toml", "report.md"] {
+        assert!(
+            names.iter().any(|n| n.to_str() == Some(f)),
+            "{f} in {names:?}"
+        );
+    }
+    assert!(
+        !names.iter().any(|n| n.to_str() == Some("mca-params.conf")),
+        "not an MPI fabric"
+    );
+    let o = json(&dir);
+    let chosen = o["chosen"]["eager_limit"].as_str().unwrap().to_string();
+    // The default card's crossover lies between 8 and 16 KiB.
+    let bytes = bench_core::size::parse_size(&chosen).unwrap();
+    assert!((8192..16384).contains(&bytes), "eager_limit {chosen}");
+    assert!(
+        r.stdout().contains(&format!("eager_limit = {chosen}")),
+        "{}",
+        r.stdout()
+    );
+    assert_eq!(o["virtual_time"], true);
+    assert!(o["spent"]["runs"].as_u64().unwrap() > 4);
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("emulated, virtual time") && report.contains(&chosen),
+        "{report}"
+    );
+    // The profile, loaded by run, is what the run records.
+    let profile = dir.join("profile.toml");
+    let again = run(
+        "at-rapidio-profile",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "rapidio",
+            "-m",
+            "8K:8K",
+            "-i",
+            "2",
+            "-x",
+            "1",
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+    );
+    let m = again.manifest();
+    let t = &m["fabrics"][0]["tunables"]["eager_limit"];
+    assert_eq!(t["value"].as_str().unwrap(), chosen);
+    assert_eq!(t["source"], "profile");
+}
+
+#[test]
+fn shm_is_tuned_end_to_end_within_a_short_budget() {
+    let _g = serial();
+    let r = run(
+        "at-shm",
+        &[
+            "autotune", "--fabric", "shm", "--sizes", "64:256K", "--budget", "40s",
+        ],
+    );
+    let dir = r.ok().to_path_buf();
+    let o = json(&dir);
+    for p in ["eager_limit", "frag_size", "single_copy"] {
+        assert!(o["chosen"][p].is_string(), "{p} decided: {}", r.stdout());
+    }
+    assert!(o["spent"]["wall_s"].as_f64().unwrap() < 60.0);
+    let v = o["verification"].as_array().unwrap();
+    assert!(!v.is_empty(), "verified against the defaults");
+    assert!(v[0]["per_size"].as_array().unwrap().len() >= 12);
+    assert_eq!(o["virtual_time"], false);
+    assert!(
+        r.stdout().contains("# verified on osu_latency"),
+        "{}",
+        r.stdout()
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_with_status_2_and_nothing_written() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--fabric", "rapidio", "--params", "eagr_limit"],
+            "did you mean 'eager_limit'",
+        ),
+        (
+            &["--fabric", "rapidio", "--params", "single_copy"],
+            "rapidio ignores single_copy",
+        ),
+        (
+            &["--fabric", "bxi", "--params", "eager_limit"],
+            "use --params bxi.rendezvous",
+        ),
+        (
+            &["--fabric", "rapidio", "--params", "rapidio.link_mbps"],
+            "autotune cannot search rapidio.link_mbps",
+        ),
+        (
+            &["--fabric", "rapidio", "--budget", "100ms"],
+            "too short to measure anything on rapidio",
+        ),
+        (&["--fabric", "shm", "--budget", "2s"], "give at least 5s"),
+        (
+            &["--fabric", "rapidio", "--budget", "soon"],
+            "use a duration",
+        ),
+        (&["--fabric", "infiniband"], "valid fabrics"),
+        (
+            &["--fabric", "rapidio", "--workload", "osu_alltoall"],
+            "autotune judges settings by osu_latency, osu_bw, osu_bibw",
+        ),
+        (
+            &["--fabric", "rapidio", "--sizes", "64K:1K"],
+            "1 <= MIN <= MAX",
+        ),
+        (
+            &["--fabric", "rapidio", "--objective", "speed"],
+            "use latency, bandwidth or balanced",
+        ),
+        (
+            &["--fabric", "rapidio", "--set", "eager_limit=8K"],
+            "both fixed by --set and to be tuned",
+        ),
+        (
+            &["--fabric", "rapidio", "--tolerance", "80%"],
+            "above 0 and below 0.5",
+        ),
+    ];
+    for (args, want) in cases {
+        let out_dir = scratch("at-bad");
+        let mut full = vec!["autotune"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--out", out_dir.to_str().unwrap()]);
+        let o = raw(&full);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(files(&out_dir).is_empty(), "{args:?} wrote something");
+    }
+}
