@@ -166,17 +166,25 @@ fn summary(o: &Outcome, path: &Path) {
         format_size(o.sizes[0]),
         format_size(o.sizes[1])
     );
-    for d in &o.decisions {
-        let default = if d.default.is_empty() {
-            "library default".to_string()
+    // An MPI variable left unset is the library's own default.
+    let shown = |v: &str| {
+        if v.is_empty() {
+            "(library default)".to_string()
         } else {
-            d.default.clone()
-        };
+            v.to_string()
+        }
+    };
+    for d in &o.decisions {
         println!(
-            "{} = {} (was {default}; near-equal: {}): {}",
+            "{} = {} (was {}; near-equal: {}): {}",
             d.param,
-            d.chosen,
-            d.near_equal.join(", "),
+            shown(&d.chosen),
+            shown(&d.default),
+            d.near_equal
+                .iter()
+                .map(|v| shown(v))
+                .collect::<Vec<_>>()
+                .join(", "),
             d.why
         );
     }

@@ -56,6 +56,8 @@ pub struct Bench<'a> {
     /// Wall time of the longest run so far: a run is not started when it would likely end
     /// past the budget.
     longest: Duration,
+    /// Whether the warm-up run has been made.
+    warmed: bool,
 }
 
 impl<'a> Bench<'a> {
@@ -70,6 +72,7 @@ impl<'a> Bench<'a> {
             observer,
             stop,
             longest: Duration::ZERO,
+            warmed: false,
         }
     }
 
@@ -100,6 +103,12 @@ impl<'a> Bench<'a> {
             return Err(Halt::Budget);
         }
         let t = self.tuning;
+        if !t.virtual_time() && !self.warmed {
+            // The first run on a real fabric is slower as a whole (caches, page faults, the
+            // CPU's clock rising): run one and keep nothing, so it decides nothing.
+            self.warmed = true;
+            self.measure("warm-up (not used)", workload, sizes, &[])?;
+        }
         self.observer
             .measuring(&format!("{purpose} ({workload})"), self.elapsed(), t.budget);
         let suite = suites::find(workload).expect("workloads are checked");
@@ -208,6 +217,86 @@ impl<'a> Bench<'a> {
             }
         }
         Ok((carried, Some((sizes[bad - 1], reason))))
+    }
+
+    /// How many alternating rounds an A/B takes: one on virtual time (exact), two on a real
+    /// fabric, so a run the machine slowed as a whole does not decide alone.
+    pub fn rounds(&self) -> usize {
+        if self.tuning.virtual_time() {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Measures `a` and `b` in alternating rounds (a, b, a, b ...) and returns the two
+    /// pooled measurements. A side whose run fails is returned as that failed run.
+    pub fn ab(
+        &mut self,
+        workload: &'static str,
+        sizes: &[u64],
+        a: (&str, &[(String, String)]),
+        b: (&str, &[(String, String)]),
+    ) -> Result<(usize, usize), Halt> {
+        let mut ids = (Vec::new(), Vec::new());
+        for _ in 0..self.rounds() {
+            ids.0.push(self.measure(a.0, workload, sizes, a.1)?);
+            ids.1.push(self.measure(b.0, workload, sizes, b.1)?);
+        }
+        Ok((self.pool(&ids.0), self.pool(&ids.1)))
+    }
+
+    /// One measurement of the samples of several runs of the same settings (already charged),
+    /// logged as its own entry; a single run, or one that failed, is returned as it is.
+    pub fn pool(&mut self, ids: &[usize]) -> usize {
+        if ids.len() == 1 {
+            return ids[0];
+        }
+        if let Some(failed) = ids.iter().find(|i| self.log[**i].failed.is_some()) {
+            return *failed;
+        }
+        let first = &self.log[ids[0]];
+        let points = first
+            .points
+            .iter()
+            .map(|p0| {
+                let runs: Vec<&MeasuredPoint> = ids
+                    .iter()
+                    .filter_map(|i| self.log[*i].point(p0.size))
+                    .collect();
+                let samples_us: Vec<f64> = runs
+                    .iter()
+                    .flat_map(|p| p.samples_us.iter().copied())
+                    .collect();
+                let values: Vec<f64> = runs.iter().map(|p| p.value).collect();
+                MeasuredPoint {
+                    size: p0.size,
+                    value: crate::stats::median(&values),
+                    unit: p0.unit.clone(),
+                    cost_us: crate::stats::median(&samples_us),
+                    samples_us,
+                }
+            })
+            .collect();
+        let pooled = Measurement {
+            id: self.log.len(),
+            purpose: format!(
+                "{} (pooled: measurements {})",
+                first.purpose,
+                ids.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            workload: first.workload.clone(),
+            settings: first.settings.clone(),
+            points,
+            failed: None,
+            wall_s: 0.0,
+            measured_s: 0.0,
+        };
+        self.log.push(pooled);
+        self.log.len() - 1
     }
 
     pub fn get(&self, id: usize) -> &Measurement {

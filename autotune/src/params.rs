@@ -72,8 +72,12 @@ const MPI_DEFAULTS: &[(&str, &[&str])] = &[
 /// refuses an eager limit under 56 bytes, fails MPI_Init when 8 eager and 8 max-size
 /// fragments no longer fit its 4 MiB segment (489768 bytes with the defaults; 448 KiB keeps a
 /// margin), and counts its 56-byte header in the limit: a message goes eager when it is at
-/// most the limit less 56 (all measured here with Open MPI 4.1.4).
-const LIMITS: &[(&str, u64, u64, u64)] = &[("mpi.btl_vader_eager_limit", 56, 448 << 10, 56)];
+/// most the limit less 56. The tcp BTL has the same floor and header and no such ceiling (4
+/// MiB runs). All measured here with Open MPI 4.1.4.
+const LIMITS: &[(&str, u64, u64, u64)] = &[
+    ("mpi.btl_vader_eager_limit", 56, 448 << 10, 56),
+    ("mpi.btl_tcp_eager_limit", 56, 64 << 20, 56),
+];
 
 /// The values a threshold can take here, and the header its library counts in it:
 /// (min, max, header).

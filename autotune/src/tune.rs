@@ -237,8 +237,12 @@ fn verify(
     sizes: &[u64],
     chosen: &[(String, String)],
 ) -> Result<Verification, Halt> {
-    let d = bench.measure("verify: defaults", workload, sizes, &[])?;
-    let t = bench.measure("verify: tuned", workload, sizes, chosen)?;
+    let (d, t) = bench.ab(
+        workload,
+        sizes,
+        ("verify: defaults", &[]),
+        ("verify: tuned", chosen),
+    )?;
     let exact = bench.tuning.virtual_time();
     let (md, mt) = (bench.get(d), bench.get(t));
     let mut per_size = Vec::new();
