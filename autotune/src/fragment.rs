@@ -1,6 +1,8 @@
-//! The fragment size: a bounded search on large-message bandwidth. The candidates are the
-//! powers of two the parameter allows, from 4 KiB up to the largest message measured; each is
-//! judged by osu_bw at the largest sizes of the sweep (where fragments matter). The search
+//! The fragment size: a bounded search on large messages. The candidates are the powers of
+//! two the parameter allows, from 4 KiB up to the largest message measured; each is judged at
+//! the largest sizes of the sweep (where fragments matter) by the objective's workloads:
+//! osu_bw for bandwidth, osu_latency for latency (a fragment that streams best can pipeline
+//! worst), both for balanced. The search
 //! narrows the candidate range by thirds, assuming one best region (too small a fragment
 //! pays per-fragment costs, too large a one loses the pipelining), and measures what is left;
 //! the default value is always measured too, so the gain is known. A change is made only
@@ -22,7 +24,6 @@ const SMALLEST: u64 = 4 << 10;
 const LARGE: u64 = 64 << 10;
 /// How many of the largest sweep sizes judge a candidate.
 const JUDGES: usize = 3;
-const WORKLOAD: &str = "osu_bw";
 
 /// What `tune` could not do, said in one line.
 pub enum Skip {
@@ -34,7 +35,9 @@ pub fn tune(
     bench: &mut Bench<'_>,
     p: &Param,
     fixed: &[(String, String)],
+    workloads: &[&'static str],
 ) -> Result<Result<Decision, Skip>, Halt> {
+    let on = workloads.join(" and ");
     let (lo, hi) = bench.tuning.sizes;
     if hi < LARGE {
         return Ok(Err(Skip::TooSmall(format!(
@@ -67,6 +70,7 @@ pub fn tune(
         p,
         fixed,
         judges: &judges,
+        workloads,
         costs: BTreeMap::new(),
         order: Vec::new(),
     };
@@ -110,7 +114,7 @@ pub fn tune(
         .collect();
     let why = if Some(chosen) == default {
         format!(
-            "the default {} is within {:.0} % of the best candidate ({}) on {WORKLOAD} at {}",
+            "the default {} is within {:.0} % of the best candidate ({}) on {on} at {}",
             format_size(chosen),
             tol * 100.0,
             format_size(best_v),
@@ -122,7 +126,7 @@ pub fn tune(
         )
     } else {
         format!(
-            "{} moves large messages fastest on {WORKLOAD} at {}{}",
+            "{} moves large messages fastest on {on} at {}{}",
             format_size(chosen),
             judges
                 .iter()
@@ -156,7 +160,7 @@ pub fn tune(
         },
         why,
         evidence: Evidence::Fragment(FragmentEvidence {
-            workload: WORKLOAD.into(),
+            workload: on.clone(),
             sizes: judges,
             candidates,
             of: cands.len(),
@@ -170,6 +174,7 @@ struct Search<'p> {
     p: &'p Param,
     fixed: &'p [(String, String)],
     judges: &'p [u64],
+    workloads: &'p [&'static str],
     costs: BTreeMap<u64, (f64, usize)>,
     order: Vec<u64>,
 }
@@ -182,25 +187,25 @@ impl Search<'_> {
         }
         let mut s = self.fixed.to_vec();
         s.push((self.p.name.clone(), format_size(v)));
-        let id = bench.measure(
-            &format!("{} = {}", self.p.name, format_size(v)),
-            WORKLOAD,
-            self.judges,
-            &s,
-        )?;
-        let m = bench.get(id);
-        let c = if m.failed.is_some() {
-            f64::INFINITY
-        } else {
-            (self
-                .judges
-                .iter()
-                .filter_map(|s| m.cost(*s))
-                .map(f64::ln)
-                .sum::<f64>()
-                / self.judges.len() as f64)
-                .exp()
-        };
+        // The geometric mean over workloads and judging sizes; a failed run rules it out.
+        let mut logs = Vec::new();
+        let mut id = 0;
+        for w in self.workloads {
+            let m = bench.measure(
+                &format!("{} = {}", self.p.name, format_size(v)),
+                w,
+                self.judges,
+                &s,
+            )?;
+            id = m;
+            let m = bench.get(m);
+            if m.failed.is_some() {
+                logs.push(f64::INFINITY);
+                break;
+            }
+            logs.extend(self.judges.iter().filter_map(|s| m.cost(*s)).map(f64::ln));
+        }
+        let c = (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
         self.costs.insert(v, (c, id));
         self.order.push(v);
         Ok(c)

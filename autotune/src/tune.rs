@@ -67,7 +67,7 @@ pub fn run(
     }
     // 2. The fragment size, with the switches chosen.
     for p in t.param(Role::Fragment) {
-        match fragment::tune(&mut bench, p, &chosen) {
+        match fragment::tune(&mut bench, p, &chosen, &t.workloads) {
             Ok(Ok(d)) => {
                 chosen.push((p.name.clone(), d.chosen.clone()));
                 decisions.push(d);

@@ -58,6 +58,8 @@ struct Params {
     dq_message: Ps,
     align: u64,
     doorbell: Ps,
+    /// Entries of the receiver's common queue.
+    common_entries: u64,
 }
 
 /// A dedicated queue in use: which source's transfer it was programmed for, and whether the
@@ -99,13 +101,14 @@ impl RapidIo {
             dq_message: ns(s.float("rapidio.dq_message_ns")),
             align: s.size("rapidio.align_bytes"),
             doorbell: ns(s.float("rapidio.doorbell_ns")),
+            common_entries: s.int("rapidio.common_queue_entries") as u64,
         };
         if p.header >= p.message {
             return Err(crate::error::TransportError::Config(
                 "rapidio.message_header must be smaller than a message".into(),
             ));
         }
-        let cq = s.int("rapidio.common_queue_entries") as u64;
+        let cq = p.common_entries;
         Ok(Box::new(RapidIo {
             out_port: vec![Resource::default(); n],
             in_port: vec![Resource::default(); n],
@@ -157,6 +160,13 @@ impl RapidIo {
         (0..k)
             .map(|i| (bytes - i * room).min(room) + self.p.header)
             .collect()
+    }
+
+    /// Common-queue entries a message of `messages` holds: a message larger than the queue
+    /// takes all of it while it streams through (the receiver drains entries into its
+    /// reassembly buffer as they land) rather than waiting for room it can never have.
+    fn entries(&self, messages: u64) -> u64 {
+        messages.min(self.p.common_entries)
     }
 
     fn complies(&self, addr: u64, len: u64) -> bool {
@@ -214,7 +224,7 @@ impl Model for RapidIo {
             _ => {
                 // Eager data and control through the receiver's common queue.
                 let sizes = self.split_common(f.bytes);
-                let k = sizes.len() as u64;
+                let k = self.entries(sizes.len() as u64);
                 if !self.common[f.dst].take(k, now) {
                     // The segment is rejected; it is resent once room has appeared.
                     self.common[f.dst].wait(w, f.src, now);
@@ -264,7 +274,7 @@ impl Model for RapidIo {
                 c
             }
             _ => {
-                let k = self.split_common(f.bytes).len() as u64;
+                let k = self.entries(self.split_common(f.bytes).len() as u64);
                 // Bounce copy out of the common queue and reassembly.
                 let c = self.p.recv_ovh + transfer(f.bytes, self.p.copy_mbps);
                 self.common[f.dst].give_back(w, k, now + c);
