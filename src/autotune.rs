@@ -117,13 +117,14 @@ fn compare_exhaustive(t: &Tuning, o: &mut Outcome) -> Result<(), TuneError> {
         .get(&p.name)
         .and_then(|v| parse_size(v).ok())
         .unwrap_or(0);
-    // Per size, the chosen value's cost over the sweep's best; each cell is one run, so on a
-    // real fabric single cells carry the machine's noise: quote the median and the 90th
-    // percentile, not the worst cell.
-    let under = sweep.costs_under(chosen);
-    let mut ratios: Vec<f64> = under
+    // Per size, the chosen value's cost over the sweep's best, both read from the grid's
+    // per-protocol medians (one cell is one run; see Sweep::protocol_costs).
+    let best = sweep.robust_best();
+    let best_costs = sweep.robust_costs_under(sweep.thresholds[best]);
+    let mut ratios: Vec<f64> = sweep
+        .robust_costs_under(chosen.saturating_sub(sweep.header))
         .iter()
-        .zip(&sweep.costs[sweep.best])
+        .zip(&best_costs)
         .map(|(a, b)| a / b)
         .filter(|r| r.is_finite())
         .collect();
@@ -135,12 +136,12 @@ fn compare_exhaustive(t: &Tuning, o: &mut Outcome) -> Result<(), TuneError> {
             .unwrap_or(1.0)
     };
     o.notes.push(format!(
-        "exhaustive sweep of {} on {}: {} candidates x {} sizes, best {} ({} runs, {:.1} s wall, {:.4} s measured); autotune chose {} (per size against the sweep's best: median {:+.1} %, 90th percentile {:+.1} %, worst {:+.1} %) in {} runs, {:.1} s wall, {:.4} s measured ({:.1} % of the sweep's measured time)",
+        "exhaustive sweep of {} on {}: {} candidates x {} sizes, best {} by the grid's per-protocol medians ({} runs, {:.1} s wall, {:.4} s measured); autotune chose {} (per size against that best: median {:+.1} %, 90th percentile {:+.1} %, worst {:+.1} %) in {} runs, {:.1} s wall, {:.4} s measured ({:.1} % of the sweep's measured time)",
         p.name,
         sweep.workload,
         sweep.values.len(),
         sweep.sizes.len(),
-        format_size(sweep.values[sweep.best]),
+        format_size(sweep.values[best]),
         sweep.runs,
         sweep.wall_s,
         sweep.measured_s,

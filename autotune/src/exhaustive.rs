@@ -23,6 +23,9 @@ pub struct Sweep {
     pub thresholds: Vec<u64>,
     /// The parameter value of each candidate (header included).
     pub values: Vec<u64>,
+    /// The header the library counts in the parameter (a value sends messages up to value
+    /// less this eagerly).
+    pub header: u64,
     pub sizes: Vec<u64>,
     /// `costs[i][j]`: microseconds per message at `sizes[j]` under `thresholds[i]`.
     pub costs: Vec<Vec<f64>>,
@@ -45,6 +48,70 @@ impl Sweep {
             .rposition(|t| *t <= eager_max)
             .unwrap_or(0);
         self.costs[i].clone()
+    }
+}
+
+impl Sweep {
+    /// Each size's cost under each protocol, from the whole grid: the median over every
+    /// candidate that sends the size eagerly, and over every one that does not. On a real
+    /// fabric one cell is one run, and a run the machine slowed as a whole would otherwise
+    /// make its candidate look bad at every size; each size was measured under every
+    /// candidate, so the grid holds many runs of each protocol at it.
+    pub fn protocol_costs(&self) -> (Vec<f64>, Vec<f64>) {
+        let median = |mut v: Vec<f64>| -> f64 {
+            v.sort_by(f64::total_cmp);
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v[v.len() / 2]
+            }
+        };
+        let mut eager = Vec::new();
+        let mut rndv = Vec::new();
+        for (j, size) in self.sizes.iter().enumerate() {
+            let pick = |want_eager: bool| {
+                self.thresholds
+                    .iter()
+                    .zip(&self.costs)
+                    .filter(|(t, _)| (*t >= size) == want_eager)
+                    .map(|(_, c)| c[j])
+                    .collect::<Vec<f64>>()
+            };
+            eager.push(median(pick(true)));
+            rndv.push(median(pick(false)));
+        }
+        (eager, rndv)
+    }
+
+    /// The per-size costs under a threshold sending messages up to `eager_max` eagerly, from
+    /// [`Sweep::protocol_costs`].
+    pub fn robust_costs_under(&self, eager_max: u64) -> Vec<f64> {
+        let (e, r) = self.protocol_costs();
+        self.sizes
+            .iter()
+            .enumerate()
+            .map(|(j, s)| {
+                let c = if *s <= eager_max { e[j] } else { r[j] };
+                if c.is_nan() {
+                    // A size no candidate sent this way: the other protocol's figure.
+                    if *s <= eager_max {
+                        r[j]
+                    } else {
+                        e[j]
+                    }
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
+
+    /// The candidate whose robust per-size costs have the smallest geometric mean.
+    pub fn robust_best(&self) -> usize {
+        let score = |t: u64| -> f64 { self.robust_costs_under(t).iter().map(|c| c.ln()).sum() };
+        (0..self.thresholds.len())
+            .min_by(|a, b| score(self.thresholds[*a]).total_cmp(&score(self.thresholds[*b])))
+            .expect("candidates")
     }
 }
 
@@ -116,6 +183,7 @@ pub fn threshold_sweep(
         workload: workload.to_string(),
         thresholds,
         values,
+        header,
         sizes,
         costs,
         best,
