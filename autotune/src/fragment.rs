@@ -108,7 +108,7 @@ pub fn tune(
             Candidate {
                 value: format_size(*v),
                 measurement: id,
-                relative_cost: c / best_c,
+                relative_cost: c.is_finite().then_some(c / best_c),
             }
         })
         .collect();

@@ -215,7 +215,8 @@ pub struct FragmentEvidence {
 pub struct Candidate {
     pub value: String,
     pub measurement: usize,
-    pub relative_cost: f64,
+    /// None: the candidate's run failed (the measurement says why).
+    pub relative_cost: Option<f64>,
 }
 
 /// The tuned settings against the defaults on the full size sweep, per workload.

@@ -499,3 +499,81 @@ fn failed_decision(p: &Param, why: &str) -> Decision {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fit(from: u64, to: u64, a: f64, mbs: Option<f64>) -> Fit {
+        Fit {
+            from,
+            to,
+            latency_us: a,
+            bandwidth_mbs: mbs,
+        }
+    }
+
+    #[test]
+    fn the_fitted_lines_cross_inside_the_bracket_or_not_at_all() {
+        // eager: 10 us + size/100 MB/s; rendezvous: 50 us + size/1000 MB/s. They meet where
+        // 10 + x/100 = 50 + x/1000, x = 40 / (0.01 - 0.001) = 4444.4 bytes.
+        let e = [fit(1, 8192, 10.0, Some(100.0))];
+        let r = [fit(1, 8192, 50.0, Some(1000.0))];
+        let x = crossover(&e, &r, 4096, 8192).unwrap();
+        assert!((x - 4444.44).abs() < 0.01, "{x}");
+        assert_eq!(crossover(&e, &r, 8192, 16384), None, "outside the bracket");
+        let flat = [fit(1, 8192, 10.0, None)];
+        assert_eq!(crossover(&flat, &flat, 4096, 8192), None, "parallel lines");
+    }
+
+    #[test]
+    fn near_equal_thresholds_are_those_no_size_of_which_is_worse_than_the_tolerance() {
+        let pairs = [
+            Pair {
+                size: 1024,
+                eager: 1.0,
+                rendezvous: 2.0,
+            },
+            Pair {
+                size: 2048,
+                eager: 1.0,
+                rendezvous: 1.01,
+            },
+            Pair {
+                size: 4096,
+                eager: 1.5,
+                rendezvous: 1.0,
+            },
+        ];
+        // Chosen 2048: 1024 (rendezvous at 2048 costs 1 % more) is within 2 %, 4096 and 0 not.
+        assert_eq!(near_equal(&pairs, 2048, 0, 0.02), vec![1024, 2048]);
+        assert_eq!(near_equal(&pairs, 2048, 0, 0.005), vec![2048]);
+    }
+
+    #[test]
+    fn forcing_values_respect_what_the_library_accepts() {
+        use bench_core::tunables::Kind;
+        let p = |name: &str, kind: Kind| Param {
+            name: name.into(),
+            role: crate::params::Role::Threshold,
+            kind,
+            default: String::new(),
+        };
+        let engine = p(
+            "eager_limit",
+            Kind::Size {
+                min: 0,
+                max: 1 << 20,
+            },
+        );
+        assert_eq!(forcing_values(&engine, 256 << 10), (256 << 10, 0, 0));
+        assert_eq!(forcing_values(&engine, 4 << 20), (1 << 20, 0, 0));
+        const SIZE: Kind = Kind::Size {
+            min: 0,
+            max: 1 << 40,
+        };
+        let vader = p("mpi.btl_vader_eager_limit", Kind::Optional(&SIZE));
+        assert_eq!(forcing_values(&vader, 64 << 10), ((64 << 10) + 56, 56, 56));
+        assert_eq!(forcing_values(&vader, 1 << 20), (448 << 10, 56, 56));
+    }
+}

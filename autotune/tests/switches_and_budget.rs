@@ -66,3 +66,22 @@ fn the_budget_stops_measuring_and_the_outcome_says_so() {
     let longest = o.measurements.iter().map(|m| m.wall_s).fold(0.0, f64::max);
     assert!(o.spent.wall_s <= 1.0 + longest + 0.5, "{:?}", o.spent);
 }
+
+/// A whole tuning with failing candidates in it (hyperlink with the drain thread off cannot
+/// carry small fragments of large messages) still writes an autotune.json that reads back.
+#[test]
+fn an_outcome_with_failed_runs_reads_back_from_its_json() {
+    let o = tune(Request::new("hyperlink"));
+    assert!(
+        o.measurements.iter().any(|m| m.failed.is_some()),
+        "the case needs a failed run"
+    );
+    let files = autotune::export::export_all(&o).expect("exports");
+    let (_, json) = files
+        .iter()
+        .find(|(p, _)| p.to_str() == Some("autotune.json"))
+        .expect("autotune.json");
+    let back: autotune::Outcome = serde_json::from_slice(json).expect("reads back");
+    assert_eq!(back.chosen, o.chosen);
+    assert_eq!(back.measurements.len(), o.measurements.len());
+}

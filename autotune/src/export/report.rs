@@ -339,7 +339,9 @@ fn fragment(d: &Decision, f: &FragmentEvidence) -> String {
         let chosen = if c.value == d.chosen { " (chosen)" } else { "" };
         vec![
             format!("{}{chosen}", cell(&c.value)),
-            ratio(c.relative_cost),
+            c.relative_cost
+                .map(ratio)
+                .unwrap_or_else(|| "run failed".to_string()),
         ]
     });
     md += &table(&["value", "relative cost"], rows);
@@ -559,12 +561,17 @@ mod tests {
                     crate::outcome::Candidate {
                         value: "64KiB".into(),
                         measurement: 7,
-                        relative_cost: 1.12,
+                        relative_cost: Some(1.12),
                     },
                     crate::outcome::Candidate {
                         value: "256KiB".into(),
                         measurement: 8,
-                        relative_cost: 1.0,
+                        relative_cost: Some(1.0),
+                    },
+                    crate::outcome::Candidate {
+                        value: "4KiB".into(),
+                        measurement: 9,
+                        relative_cost: None,
                     },
                 ],
                 of: 7,
@@ -576,7 +583,8 @@ mod tests {
                 "Compared on osu_bw at 1MiB, 4MiB",
                 "| 64KiB | 1.120 |\n",
                 "| 256KiB (chosen) | 1.000 |\n",
-                "Measured 2 of 7 candidates.\n",
+                "| 4KiB | run failed |\n",
+                "Measured 3 of 7 candidates.\n",
             ],
         );
     }
