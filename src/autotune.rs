@@ -242,9 +242,9 @@ impl Bar {
         } else {
             ProgressBar::hidden()
         };
-        if let Ok(s) = ProgressStyle::with_template(
-            "{spinner} autotune {prefix}: {msg} [{bar:20}] {elapsed} of the budget, {eta} left",
-        ) {
+        if let Ok(s) =
+            ProgressStyle::with_template("{spinner} autotune {prefix} [{bar:16}] {wide_msg}")
+        {
             bar.set_style(s.progress_chars("=> "));
         }
         bar.set_prefix(t.label.clone());
@@ -258,9 +258,13 @@ impl Bar {
 }
 
 impl Observer for Bar {
-    fn measuring(&mut self, what: &str, elapsed: Duration, _budget: Duration) {
+    fn measuring(&mut self, what: &str, elapsed: Duration, budget: Duration) {
         self.bar.set_position(elapsed.as_secs());
-        self.bar.set_message(what.to_string());
+        let left = Duration::from_secs(budget.saturating_sub(elapsed).as_secs());
+        self.bar.set_message(format!(
+            "{} of the budget left; {what}",
+            humantime::format_duration(left)
+        ));
     }
 
     fn decided(&mut self, line: &str) {
