@@ -74,7 +74,7 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
     // The directory first: an unwritable --out stops before anything is measured.
     let id = format!(
         "{}-autotune-{}",
-        stamp(),
+        results::run_dir::stamp(std::time::SystemTime::now()),
         tuning.label.replace(['@', '/'], "-")
     );
     let dir = RunDir::create(&args.out, &id).map_err(|e| usage(e.to_string()))?;
@@ -93,14 +93,6 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
     let path = dir.commit().map_err(|e| TuneError::Write(e.to_string()))?;
     summary(&outcome, &path);
     Ok(())
-}
-
-fn stamp() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        .to_string()
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect()
 }
 
 /// Runs the exhaustive sweep of the threshold and records what the search saved.

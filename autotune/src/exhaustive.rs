@@ -49,23 +49,13 @@ impl Sweep {
             .unwrap_or(0);
         self.costs[i].clone()
     }
-}
 
-impl Sweep {
     /// Each size's cost under each protocol, from the whole grid: the median over every
     /// candidate that sends the size eagerly, and over every one that does not. On a real
     /// fabric one cell is one run, and a run the machine slowed as a whole would otherwise
     /// make its candidate look bad at every size; each size was measured under every
     /// candidate, so the grid holds many runs of each protocol at it.
     pub fn protocol_costs(&self) -> (Vec<f64>, Vec<f64>) {
-        let median = |mut v: Vec<f64>| -> f64 {
-            v.sort_by(f64::total_cmp);
-            if v.is_empty() {
-                f64::NAN
-            } else {
-                v[v.len() / 2]
-            }
-        };
         let mut eager = Vec::new();
         let mut rndv = Vec::new();
         for (j, size) in self.sizes.iter().enumerate() {
@@ -77,8 +67,8 @@ impl Sweep {
                     .map(|(_, c)| c[j])
                     .collect::<Vec<f64>>()
             };
-            eager.push(median(pick(true)));
-            rndv.push(median(pick(false)));
+            eager.push(crate::stats::median(&pick(true)));
+            rndv.push(crate::stats::median(&pick(false)));
         }
         (eager, rndv)
     }
@@ -86,33 +76,39 @@ impl Sweep {
     /// The per-size costs under a threshold sending messages up to `eager_max` eagerly, from
     /// [`Sweep::protocol_costs`].
     pub fn robust_costs_under(&self, eager_max: u64) -> Vec<f64> {
-        let (e, r) = self.protocol_costs();
-        self.sizes
-            .iter()
-            .enumerate()
-            .map(|(j, s)| {
-                let c = if *s <= eager_max { e[j] } else { r[j] };
-                if c.is_nan() {
-                    // A size no candidate sent this way: the other protocol's figure.
-                    if *s <= eager_max {
-                        r[j]
-                    } else {
-                        e[j]
-                    }
-                } else {
-                    c
-                }
-            })
-            .collect()
+        under(&self.sizes, &self.protocol_costs(), eager_max)
     }
 
     /// The candidate whose robust per-size costs have the smallest geometric mean.
     pub fn robust_best(&self) -> usize {
-        let score = |t: u64| -> f64 { self.robust_costs_under(t).iter().map(|c| c.ln()).sum() };
+        // The grid's medians once, not once per candidate.
+        let costs = self.protocol_costs();
+        let score = |t: u64| -> f64 { under(&self.sizes, &costs, t).iter().map(|c| c.ln()).sum() };
         (0..self.thresholds.len())
             .min_by(|a, b| score(self.thresholds[*a]).total_cmp(&score(self.thresholds[*b])))
             .expect("candidates")
     }
+}
+
+/// Per-size costs under a threshold sending messages up to `eager_max` eagerly, from the
+/// per-protocol costs; a size no candidate sent one way takes the other protocol's figure.
+fn under(sizes: &[u64], (e, r): &(Vec<f64>, Vec<f64>), eager_max: u64) -> Vec<f64> {
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let (mine, other) = if *s <= eager_max {
+                (e[j], r[j])
+            } else {
+                (r[j], e[j])
+            };
+            if mine.is_nan() {
+                other
+            } else {
+                mine
+            }
+        })
+        .collect()
 }
 
 /// Runs the exhaustive threshold sweep of `param` on `workload` over the fine grid of the

@@ -67,28 +67,25 @@ const MPI_DEFAULTS: &[(&str, &[&str])] = &[
     ("rapidio", &["mpi.MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE"]),
 ];
 
-/// What a library does with a threshold beyond what the registry's range says: (name, the
-/// smallest value it starts with, the largest, the header counted in it). Open MPI 4.1's vader
-/// refuses an eager limit under 56 bytes, fails MPI_Init when 8 eager and 8 max-size
-/// fragments no longer fit its 4 MiB segment (489768 bytes with the defaults; 448 KiB keeps a
-/// margin), and counts its 56-byte header in the limit: a message goes eager when it is at
-/// most the limit less 56. The tcp BTL has the same floor and header and no such ceiling (4
-/// MiB runs). All measured here with Open MPI 4.1.4.
-const LIMITS: &[(&str, u64, u64, u64)] = &[
-    ("mpi.btl_vader_eager_limit", 56, 448 << 10, 56),
-    ("mpi.btl_tcp_eager_limit", 56, 64 << 20, 56),
+/// What a library does with a threshold beyond what the registry says (the registry holds
+/// its floor): (name, the largest value it starts with, the header counted in it). Open MPI
+/// 4.1's vader fails MPI_Init when 8 eager and 8 max-size fragments no longer fit its 4 MiB
+/// segment (489768 bytes with the defaults; 448 KiB keeps a margin); vader and tcp count
+/// their 56-byte match header in the limit, so a message goes eager when it is at most the
+/// limit less 56. The tcp BTL has no such ceiling (4 MiB runs). All measured here with Open
+/// MPI 4.1.4.
+const LIMITS: &[(&str, u64, u64)] = &[
+    ("mpi.btl_vader_eager_limit", 448 << 10, 56),
+    ("mpi.btl_tcp_eager_limit", 64 << 20, 56),
 ];
 
 /// The values a threshold can take here, and the header its library counts in it:
 /// (min, max, header).
 pub fn threshold_limits(name: &str, kind: &Kind) -> (u64, u64, u64) {
-    match LIMITS.iter().find(|(n, _, _, _)| *n == name) {
-        Some((_, min, max, header)) => (*min, *max, *header),
-        None => (
-            size_min(kind).unwrap_or(0),
-            size_max(kind).unwrap_or(u64::MAX),
-            0,
-        ),
+    let min = size_min(kind).unwrap_or(0);
+    match LIMITS.iter().find(|(n, _, _)| *n == name) {
+        Some((_, max, header)) => (min, *max, *header),
+        None => (min, size_max(kind).unwrap_or(u64::MAX), 0),
     }
 }
 

@@ -47,52 +47,28 @@ pub fn run(
         Halt::Interrupted(why) => Some(TuneError::Interrupted(why.clone())),
         Halt::Budget => None,
     };
-    let skip_budget = |skipped: &mut Vec<String>, what: &str| {
-        skipped.push(format!("{what}: not measured, the budget ran out"));
-    };
-    // 1. Switches, at the defaults.
-    for p in t.param(Role::Switch) {
-        match switch::tune(&mut bench, p, &chosen, &t.workloads) {
-            Ok(d) => {
-                chosen.push((p.name.clone(), d.chosen.clone()));
-                decisions.push(d);
-            }
-            Err(h) => {
-                if let Some(e) = interrupted(&h) {
-                    return Err(e);
+    // Switches first, at the defaults; then the fragment size with the switches chosen; then
+    // the threshold with everything before it held at its chosen value.
+    for role in [Role::Switch, Role::Fragment, Role::Threshold] {
+        for p in t.param(role) {
+            let step = match role {
+                Role::Switch => switch::tune(&mut bench, p, &chosen, &t.workloads).map(Ok),
+                Role::Fragment => fragment::tune(&mut bench, p, &chosen, &t.workloads)
+                    .map(|r| r.map_err(|Skip::TooSmall(why)| why)),
+                Role::Threshold => threshold::tune(&mut bench, p, &chosen, &t.workloads).map(Ok),
+            };
+            match step {
+                Ok(Ok(d)) => {
+                    chosen.push((p.name.clone(), d.chosen.clone()));
+                    decisions.push(d);
                 }
-                skip_budget(&mut skipped, &p.name);
-            }
-        }
-    }
-    // 2. The fragment size, with the switches chosen.
-    for p in t.param(Role::Fragment) {
-        match fragment::tune(&mut bench, p, &chosen, &t.workloads) {
-            Ok(Ok(d)) => {
-                chosen.push((p.name.clone(), d.chosen.clone()));
-                decisions.push(d);
-            }
-            Ok(Err(Skip::TooSmall(why))) => skipped.push(why),
-            Err(h) => {
-                if let Some(e) = interrupted(&h) {
-                    return Err(e);
+                Ok(Err(why)) => skipped.push(why),
+                Err(h) => {
+                    if let Some(e) = interrupted(&h) {
+                        return Err(e);
+                    }
+                    skipped.push(format!("{}: not measured, the budget ran out", p.name));
                 }
-                skip_budget(&mut skipped, &p.name);
-            }
-        }
-    }
-    // 3. The threshold, with everything above held at its chosen value.
-    for p in t.param(Role::Threshold) {
-        match threshold::tune(&mut bench, p, &chosen, &t.workloads) {
-            Ok(d) => {
-                chosen.push((p.name.clone(), d.chosen.clone()));
-                decisions.push(d);
-            }
-            Err(h) => {
-                if let Some(e) = interrupted(&h) {
-                    return Err(e);
-                }
-                skip_budget(&mut skipped, &p.name);
             }
         }
     }
@@ -165,7 +141,9 @@ pub fn run(
                 if let Some(e) = interrupted(&h) {
                     return Err(e);
                 }
-                skip_budget(&mut skipped, &format!("verification on {w}"));
+                skipped.push(format!(
+                    "verification on {w}: not measured, the budget ran out"
+                ));
             }
         }
     }

@@ -10,6 +10,16 @@ use std::path::{Path, PathBuf};
 
 use crate::ResultsError;
 
+/// A directory name's time stamp, `20261122T101530Z`: RFC 3339 without its separators, so
+/// names sort by time and hold no characters a shell or file system minds.
+pub fn stamp(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect()
+}
+
 pub struct RunDir {
     partial: PathBuf,
     final_path: PathBuf,

@@ -104,11 +104,7 @@ pub fn run_worker(plan: &Plan) -> Result<(), RunError> {
 
 /// `20261122T101530Z-osu_latency-shm`
 fn run_id(start: SystemTime, plan: &Plan) -> String {
-    let stamp: String = humantime::format_rfc3339_seconds(start)
-        .to_string()
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
+    let stamp = results::run_dir::stamp(start);
     let suites: Vec<&str> = plan.suites.iter().map(|s| s.name()).collect();
     let fabrics: Vec<&str> = plan.fabrics.iter().map(|f| f.label.as_str()).collect();
     format!("{stamp}-{}-{}", suites.join("+"), fabrics.join("+"))

@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 
-use bench_core::size::parse_size;
 use bench_core::tunables::Kind;
 use transports::mpi::{Family, VARS};
 
@@ -50,10 +49,7 @@ struct Var {
 
 impl Var {
     fn env_name(&self) -> String {
-        match self.family {
-            Family::OpenMpi => format!("OMPI_MCA_{}", self.name),
-            Family::Plain => self.name.to_string(),
-        }
+        transports::mpi::env_name(self.name, self.family)
     }
 }
 
@@ -110,19 +106,12 @@ fn chosen_vars(o: &Outcome) -> Result<Vec<Var>, ExportError> {
     Ok(vars)
 }
 
-/// Sizes in bytes: fabbench's "16KiB" means nothing to an MPI library.
+/// The value as the library reads it (transports' own rule: sizes in bytes).
 fn library_value(key: &str, kind: &Kind, value: &str) -> Result<String, ExportError> {
-    match kind {
-        Kind::Size { .. } => {
-            parse_size(value)
-                .map(|b| b.to_string())
-                .map_err(|_| ExportError::MpiSize {
-                    name: key.to_string(),
-                    value: value.to_string(),
-                })
-        }
-        _ => Ok(value.to_string()),
-    }
+    transports::mpi::library_value(kind, value).ok_or_else(|| ExportError::MpiSize {
+        name: key.to_string(),
+        value: value.to_string(),
+    })
 }
 
 fn header(o: &Outcome, file: &str) -> String {
