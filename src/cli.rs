@@ -35,6 +35,11 @@ pub enum Command {
     /// Find the best eager/rendezvous threshold, fragment size and on/off settings of a
     /// fabric by measurement, and write a profile to deploy with the evidence
     Autotune(Box<AutotuneArgs>),
+    /// Draw charts of run directories (and autotune directories) as SVG and PNG
+    Plot(PlotArgs),
+    /// One table across run directories: per suite and size a column per fabric, run or
+    /// setting, with ratios against a reference run
+    Report(ReportArgs),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
     /// Internal: run as one rank of a job started by fabbench's launcher
@@ -104,6 +109,92 @@ pub struct AutotuneArgs {
     pub out: PathBuf,
 }
 
+/// Image formats `fabbench plot` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotFormat {
+    Svg,
+    Png,
+    Both,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Draws, per suite, latency against size (log-log) or bandwidth against size \
+                  (log-x) with a line per run and fabric; per series the latency percentiles as \
+                  bands and HdrHistogram's percentile distribution at --hist-size; mpptest \
+                  curves with their breakpoints and fits; speedup and efficiency when a kernel \
+                  ran at several rank counts; and, for an autotune directory, each decision's \
+                  sweep. Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
+)]
+pub struct PlotArgs {
+    /// Run directories (as `fabbench run` writes them) or autotune directories
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+
+    /// Directory the charts are written to (default: RUN_DIR/plots for one directory,
+    /// ./fabbench-plots for several)
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Image format
+    #[arg(long, value_enum, default_value = "svg")]
+    pub format: PlotFormat,
+
+    /// Message size of the percentile-distribution chart (default: each series' smallest)
+    #[arg(long, value_name = "SIZE")]
+    pub hist_size: Option<String>,
+}
+
+/// How `fabbench report` spreads runs into columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportBy {
+    /// A column per fabric (fabric@run when a fabric is in several runs)
+    Fabric,
+    /// A column per run (run/fabric when a run has several fabrics)
+    Run,
+    /// A column per setting of the tunables that differ between the runs
+    Tunable,
+}
+
+/// Output formats of `fabbench report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Csv,
+    Markdown,
+    Html,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Rows are suite, metric and size; cells the headline value (mean latency, \
+                  total bandwidth); a missing cell means that column did not measure the size. \
+                  Markdown and HTML include the runs' charts (HTML as one self-contained file). \
+                  Example: fabbench report fabbench-results/A fabbench-results/B --reference \
+                  fabbench-results/A --format html -o report.html"
+)]
+pub struct ReportArgs {
+    /// Run directories (as `fabbench run` writes them)
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+
+    /// What each column is
+    #[arg(long, value_enum, default_value = "fabric")]
+    pub by: ReportBy,
+
+    /// A run among RUN_DIR (its path or run id): ratio columns against its values
+    #[arg(long, value_name = "RUN")]
+    pub reference: Option<String>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+
+    /// Write to FILE instead of stdout (written complete or not at all)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// What to list: fabrics, suites or tunables (default: all three)
@@ -158,6 +249,10 @@ pub struct RunArgs {
     /// Directory the run's results directory is created in
     #[arg(long, default_value = "fabbench-results", value_name = "DIR")]
     pub out: PathBuf,
+
+    /// Also draw the suites' charts (SVG) into the run directory's plots/
+    #[arg(long)]
+    pub plot: bool,
 }
 
 /// Where suites' options are listed in `fabbench run --help`.

@@ -2,12 +2,15 @@
 //!
 //! This binary only parses the command line and maps what the library crates return to output
 //! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `__rank` is one rank of a job the runner
-//! started, `list` prints the registries.
+//! started, `plot` and `report`
+//! draw and tabulate stored runs, `list` prints the registries.
 
 mod autotune;
 mod cli;
 mod exit;
 mod list;
+mod plot;
+mod report;
 mod run;
 mod signals;
 mod single_dash;
@@ -50,6 +53,8 @@ fn real_main() -> i32 {
             run::run(*args, run, &single)
         }
         Command::Autotune(args) => autotune::run(*args),
+        Command::Plot(args) => plot::run(args),
+        Command::Report(args) => report::run(args),
         Command::List(args) => list::run(args),
         Command::Rank => exit::rank(runner::rank_process()),
     }
