@@ -1,9 +1,84 @@
-//! `fabbench plot`: stored runs read through the results reader, drawn by the plots crate.
+//! `fabbench plot`: run and autotune directories read through their readers, every chart
+//! they support drawn by the plots crate and written complete into one directory; and the
+//! same for `fabbench run --plot`, from the run just written.
 
-use crate::cli::PlotArgs;
+use std::path::{Path, PathBuf};
+
+use plots::{Format, Input, Options, PlotError};
+
+use crate::cli::{PlotArgs, PlotFormat};
 use crate::exit;
 
-pub fn run(_args: PlotArgs) -> i32 {
-    eprintln!("error: fabbench plot is not built yet");
-    exit::USAGE
+pub fn run(args: PlotArgs) -> i32 {
+    let hist_size = match args.hist_size.as_deref().map(bench_core::size::parse_size) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            eprintln!("error: --hist-size: {e}");
+            return exit::USAGE;
+        }
+    };
+    let mut inputs = Vec::new();
+    for dir in &args.runs {
+        match Input::load(dir) {
+            Ok(i) => inputs.push(i),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
+    let out = args.out.clone().unwrap_or_else(|| default_dir(&args.runs));
+    let charts = match plots::charts(&inputs, &Options { hist_size }) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if charts.is_empty() {
+        eprintln!(
+            "error: nothing to plot in {}: no series with points, and no autotune decisions",
+            names(&args.runs)
+        );
+        return exit::USAGE;
+    }
+    let format = match args.format {
+        PlotFormat::Svg => Format::Svg,
+        PlotFormat::Png => Format::Png,
+        PlotFormat::Both => Format::Both,
+    };
+    match plots::write_all(&charts, &out, format) {
+        Ok(paths) => {
+            for p in paths {
+                println!("{}", p.display());
+            }
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// One directory: its plots/; several: ./fabbench-plots.
+fn default_dir(runs: &[PathBuf]) -> PathBuf {
+    match runs {
+        [one] => one.join("plots"),
+        _ => PathBuf::from("fabbench-plots"),
+    }
+}
+
+fn names(runs: &[PathBuf]) -> String {
+    runs.iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `fabbench run --plot`: the charts of the run just written, as SVG into its plots/.
+pub fn after_run(dir: &Path, run: results::Run) -> Result<Vec<PathBuf>, PlotError> {
+    let charts = plots::charts(&[Input::of_run(dir, run)], &Options::default())?;
+    plots::write_all(&charts, &dir.join("plots"), Format::Svg)
 }

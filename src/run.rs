@@ -34,6 +34,23 @@ pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> i32 {
         Role::Frontend => {
             signals::install();
             match runner::run_until(&plan, &mut Terminal::new(), &signals::INTERRUPTED) {
+                Ok(run) if args.plot => {
+                    let dir = args.out.join(&run.manifest.run_id);
+                    match crate::plot::after_run(&dir, run) {
+                        Ok(files) => {
+                            eprintln!(
+                                "# plots: {} charts in {}",
+                                files.len(),
+                                dir.join("plots").display()
+                            );
+                            exit::OK
+                        }
+                        Err(e) => {
+                            eprintln!("error: the run is written, its charts are not: {e}");
+                            exit::FAILED
+                        }
+                    }
+                }
                 Ok(_) => exit::OK,
                 Err(e) => exit::of(&e),
             }

@@ -206,7 +206,7 @@ pub fn script(l: &MpptestLayout, run: &Run, series: &Series, data_file: &str) ->
 
 /// The curve the breakpoints are found in: (size, printed time) of each point with samples,
 /// by size, the first of any repeated size.
-fn curve_points(series: &Series) -> Vec<(u64, f64)> {
+pub fn curve_points(series: &Series) -> Vec<(u64, f64)> {
     let mut points: Vec<(u64, f64)> = series
         .points
         .iter()
@@ -220,7 +220,7 @@ fn curve_points(series: &Series) -> Vec<(u64, f64)> {
 }
 
 /// The segments of the series' curve, with the tolerance fabbench uses.
-fn curve_analysis(series: &Series) -> Result<Analysis, CurveError> {
+pub fn curve_analysis(series: &Series) -> Result<Analysis, CurveError> {
     curves::analyse(&curve_points(series), Tolerance::default())
 }
 

@@ -1,0 +1,265 @@
+//! Axis arithmetic: where a value lands on a scale, the range an axis spans, where its ticks
+//! go and how they are written. Log axes are drawn as linear axes over the logarithm, so the
+//! tick positions and labels are chosen here (powers of two for sizes, decades for times,
+//! 90 %/99 %/99.9 % for percentiles) instead of by plotters' decimal tick rule.
+
+use crate::figure::{Axis, Scale, Ticks};
+
+/// The position of `v` on the drawn (linear) axis; None for a value the scale cannot show
+/// (zero or less on a log axis, a percentile abscissa under 1, not a number).
+pub fn place(scale: Scale, v: f64) -> Option<f64> {
+    if !v.is_finite() {
+        return None;
+    }
+    match scale {
+        Scale::Linear => Some(v),
+        Scale::Log10 => (v > 0.0).then(|| v.log10()),
+        Scale::Log2 => (v > 0.0).then(|| v.log2()),
+        Scale::Percentile => (v >= 1.0).then(|| v.log10()),
+    }
+}
+
+/// The value at drawn position `t`.
+pub fn value(scale: Scale, t: f64) -> f64 {
+    match scale {
+        Scale::Linear => t,
+        Scale::Log10 | Scale::Percentile => 10f64.powf(t),
+        Scale::Log2 => 2f64.powf(t),
+    }
+}
+
+/// The drawn range an axis needs for positions `ts` (already placed), with a margin so no
+/// point sits on the frame.
+pub fn range(axis: &Axis, ts: &[f64]) -> (f64, f64) {
+    let (mut lo, mut hi) = ts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &t| {
+            (lo.min(t), hi.max(t))
+        });
+    if !lo.is_finite() {
+        // Nothing to show: any unit range keeps plotters and the ticks sane.
+        return (0.0, 1.0);
+    }
+    if axis.scale == Scale::Linear && axis.from_zero {
+        lo = lo.min(0.0);
+        hi = hi.max(0.0);
+    }
+    if axis.scale == Scale::Percentile {
+        // The distribution starts at the 0th percentile, drawn at 1.
+        lo = 0.0;
+    }
+    let span = hi - lo;
+    if span <= f64::EPSILON * hi.abs().max(1.0) {
+        // One value (or all equal): show it in the middle of a range around it.
+        let pad = match axis.scale {
+            Scale::Linear => (hi.abs() * 0.1).max(1.0),
+            _ => 0.5,
+        };
+        return (lo - pad, hi + pad);
+    }
+    let pad = span * 0.04;
+    let lo = if axis.scale == Scale::Linear && axis.from_zero && lo == 0.0 {
+        0.0
+    } else if axis.scale == Scale::Percentile {
+        lo
+    } else {
+        lo - pad
+    };
+    (lo, hi + pad)
+}
+
+/// Tick positions (drawn coordinates) inside `lo..=hi`.
+pub fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
+    match scale {
+        Scale::Linear => nice_steps(lo, hi, 8),
+        Scale::Log2 => {
+            // Whole powers of two, every 1, 2, 3 ... of them so at most about 12 show.
+            let (a, b) = (lo.ceil() as i64, hi.floor() as i64);
+            let every = ((b - a) / 12 + 1).max(1);
+            (a..=b)
+                .filter(|k| k.rem_euclid(every) == 0)
+                .map(|k| k as f64)
+                .collect()
+        }
+        Scale::Log10 => {
+            let (a, b) = (lo.ceil() as i64, hi.floor() as i64);
+            let decades: Vec<f64> = (a..=b).map(|k| k as f64).collect();
+            if decades.len() >= 3 {
+                return decades;
+            }
+            // Under three decades, 1-2-5 within each decade, and every digit if even that
+            // leaves fewer than three labels (a range such as 30..65 us).
+            let within = |mantissas: &[f64]| -> Vec<f64> {
+                let mut v = Vec::new();
+                for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+                    for m in mantissas {
+                        let t = (m * 10f64.powi(k as i32)).log10();
+                        if t >= lo - 1e-9 && t <= hi + 1e-9 {
+                            v.push(t);
+                        }
+                    }
+                }
+                v
+            };
+            let v = within(&[1.0, 2.0, 5.0]);
+            if v.len() >= 3 {
+                return v;
+            }
+            within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+        }
+        Scale::Percentile => {
+            let (a, b) = (lo.ceil().max(0.0) as i64, hi.floor() as i64);
+            (a..=b).map(|k| k as f64).collect()
+        }
+    }
+}
+
+/// Steps of 1, 2 or 5 times a power of ten, at most about `want` of them.
+fn nice_steps(lo: f64, hi: f64, want: usize) -> Vec<f64> {
+    let raw = (hi - lo) / want as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| (hi - lo) / s <= want as f64)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// The label of the tick at drawn position `t`.
+pub fn label(axis: &Axis, t: f64) -> String {
+    let v = value(axis.scale, t);
+    match axis.ticks {
+        Ticks::Bytes => bytes(v),
+        Ticks::Percent => percent(t),
+        Ticks::Number => number(v),
+    }
+}
+
+/// 1, 512, 4K, 1M, 2G: binary multiples, as OSU and mpptest users write sizes.
+pub fn bytes(v: f64) -> String {
+    let v = v.round();
+    for (unit, div) in [("G", 1u64 << 30), ("M", 1 << 20), ("K", 1 << 10)] {
+        let d = div as f64;
+        if v >= d {
+            let q = v / d;
+            return if q.fract() == 0.0 {
+                format!("{q}{unit}")
+            } else {
+                format!("{q:.1}{unit}")
+            };
+        }
+    }
+    format!("{v}")
+}
+
+/// The percentile at 10^t on HdrHistogram's axis: 0%, 90%, 99%, 99.9%.
+fn percent(t: f64) -> String {
+    let k = t.round() as i32;
+    if k <= 0 {
+        return "0%".into();
+    }
+    let p = 100.0 * (1.0 - 10f64.powi(-k));
+    format!("{p:.*}%", (k - 2).max(0) as usize)
+}
+
+/// A number with the decimals its size needs: 1500, 12.5, 0.25, 0.012, 1e-5.
+pub fn number(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-4..1e7).contains(&a) {
+        return format!("{v:.0e}");
+    }
+    let decimals = if a >= 100.0 {
+        0
+    } else {
+        // Enough decimals for three significant digits (a 2.5 step's 12.5 keeps its half),
+        // trailing zeros trimmed.
+        (2 - a.log10().floor() as i32).max(0) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_users_write_them() {
+        assert_eq!(bytes(1.0), "1");
+        assert_eq!(bytes(512.0), "512");
+        assert_eq!(bytes(4096.0), "4K");
+        assert_eq!(bytes(1536.0), "1.5K");
+        assert_eq!(bytes(4194304.0), "4M");
+    }
+
+    #[test]
+    fn percentile_ticks_are_nines() {
+        let a = Axis::new("", Scale::Percentile, Ticks::Percent);
+        let labels: Vec<String> = ticks(Scale::Percentile, 0.0, 3.2)
+            .into_iter()
+            .map(|t| label(&a, t))
+            .collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%"]);
+    }
+
+    #[test]
+    fn log2_ticks_thin_out_over_wide_ranges() {
+        let t = ticks(Scale::Log2, -0.3, 22.3);
+        assert!(t.len() <= 13, "{t:?}");
+        assert_eq!(t[0], 0.0);
+        assert!(t.iter().all(|k| k.fract() == 0.0));
+        assert_eq!(ticks(Scale::Log2, -0.3, 6.3).len(), 7);
+    }
+
+    #[test]
+    fn a_short_log10_range_gets_one_two_five_ticks() {
+        // 0.15 .. 4 us: one whole decade inside, labelled at 1-2-5.
+        let t = ticks(Scale::Log10, 0.15f64.log10(), 4f64.log10());
+        let v: Vec<String> = t.iter().map(|&t| number(10f64.powf(t))).collect();
+        assert_eq!(v, ["0.2", "0.5", "1", "2"]);
+    }
+
+    #[test]
+    fn a_range_inside_one_decade_gets_every_digit() {
+        let t = ticks(Scale::Log10, 30f64.log10(), 65f64.log10());
+        let v: Vec<String> = t.iter().map(|&t| number(10f64.powf(t))).collect();
+        assert_eq!(v, ["30", "40", "50", "60"]);
+    }
+
+    #[test]
+    fn numbers_keep_up_to_three_significant_digits() {
+        assert_eq!(number(1500.0), "1500");
+        assert_eq!(number(12.5), "12.5");
+        assert_eq!(number(0.25), "0.25");
+        assert_eq!(number(2.0), "2");
+    }
+
+    #[test]
+    fn values_a_scale_cannot_show_are_left_out() {
+        assert_eq!(place(Scale::Log2, 0.0), None);
+        assert_eq!(place(Scale::Percentile, 0.5), None);
+        assert_eq!(place(Scale::Linear, f64::NAN), None);
+        assert_eq!(place(Scale::Log2, 8.0), Some(3.0));
+    }
+
+    #[test]
+    fn a_linear_axis_from_zero_includes_zero() {
+        let a = Axis::new("", Scale::Linear, Ticks::Number).starting_at_zero();
+        let (lo, hi) = range(&a, &[5.0, 10.0]);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 10.0);
+        let steps = ticks(Scale::Linear, lo, hi);
+        assert_eq!(steps[0], 0.0);
+        assert!(steps.len() <= 9);
+    }
+}

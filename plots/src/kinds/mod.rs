@@ -1,0 +1,83 @@
+//! The chart kinds. Each module turns the inputs into the charts of its kind and nothing
+//! else; adding a kind is one module plus one line in [`all`].
+
+pub mod autotune;
+pub mod distribution;
+pub mod mpptest;
+pub mod percentiles;
+pub mod scaling;
+pub mod sweep;
+
+use bench_core::measure::{Layout, Metric};
+use results::model::Series;
+
+use crate::error::PlotError;
+use crate::input::Input;
+use crate::label::Curve;
+use crate::{Chart, Options};
+
+/// Every chart of every kind, kind by kind.
+pub fn all(inputs: &[Input], opts: &Options) -> Result<Vec<Chart>, PlotError> {
+    let curves = curves(inputs);
+    let mut out = Vec::new();
+    out.extend(sweep::charts(&curves));
+    out.extend(percentiles::charts(&curves));
+    out.extend(distribution::charts(&curves, opts.hist_size)?);
+    out.extend(mpptest::charts(&curves));
+    out.extend(scaling::charts(&curves));
+    for i in inputs {
+        if let Some(o) = i.autotune() {
+            out.extend(autotune::charts(o));
+        }
+    }
+    Ok(out)
+}
+
+/// Every series of every run, in input order.
+pub fn curves(inputs: &[Input]) -> Vec<Curve<'_>> {
+    inputs
+        .iter()
+        .filter_map(Input::run)
+        .flat_map(|run| run.series.iter().map(move |series| Curve { run, series }))
+        .collect()
+}
+
+/// The suites of `curves` in order of first appearance.
+pub(crate) fn suites<'a>(curves: &[Curve<'a>]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = Vec::new();
+    for c in curves {
+        if !v.contains(&c.series.suite.as_str()) {
+            v.push(&c.series.suite);
+        }
+    }
+    v
+}
+
+/// The headline metric of a series' points (the first metric of its first point).
+pub(crate) fn metric(s: &Series) -> Option<&Metric> {
+    s.points.first().and_then(|p| p.metrics.first())
+}
+
+/// A series whose points are message sizes in OSU's sense (not mpptest's own chart).
+pub(crate) fn is_size_sweep(s: &Series) -> bool {
+    matches!(s.layout, Layout::Osu { .. })
+        && !s.points.is_empty()
+        && s.points.iter().all(|p| p.key.size.is_some())
+}
+
+/// "latency (us)".
+pub(crate) fn metric_label(m: &Metric) -> String {
+    format!("{} ({})", m.name, m.unit)
+}
+
+/// True when the lines' peaks differ tenfold or more: a linear axis would flatten the lower.
+pub(crate) fn decades_apart(lines: &[crate::figure::Line]) -> bool {
+    let peaks: Vec<f64> = lines
+        .iter()
+        .filter_map(|l| l.points.iter().map(|&(_, y)| y).reduce(f64::max))
+        .filter(|&y| y > 0.0)
+        .collect();
+    let hi = peaks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
+    peaks.len() > 1 && hi / lo >= 10.0
+}

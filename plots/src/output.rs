@@ -1,0 +1,60 @@
+//! Writing charts to a directory: every image is rendered in memory first, then each file is
+//! written under a temporary name and renamed, so a failure leaves no half-written image and
+//! an earlier chart of the same name is replaced whole.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::PlotError;
+use crate::Chart;
+
+/// Which image files to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+    Both,
+}
+
+impl Format {
+    fn svg(self) -> bool {
+        matches!(self, Format::Svg | Format::Both)
+    }
+    fn png(self) -> bool {
+        matches!(self, Format::Png | Format::Both)
+    }
+}
+
+/// Renders every chart, then writes them into `dir` (created if needed); the paths written.
+pub fn write_all(charts: &[Chart], dir: &Path, format: Format) -> Result<Vec<PathBuf>, PlotError> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for c in charts {
+        if format.svg() {
+            files.push((dir.join(format!("{}.svg", c.name)), c.svg()?.into_bytes()));
+        }
+        if format.png() {
+            files.push((dir.join(format!("{}.png", c.name)), c.png()?));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for (path, bytes) in files {
+        let tmp = path.with_extension("partial");
+        let io = |source| PlotError::Write {
+            path: path.clone(),
+            source,
+        };
+        std::fs::write(&tmp, &bytes).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(|source| {
+            let _ = std::fs::remove_file(&tmp);
+            PlotError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}
