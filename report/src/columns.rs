@@ -1,0 +1,395 @@
+//! How `--by` turns the runs' fabrics into the report's columns and their labels. Every fabric
+//! of every run is one column (a column never merges two); `--by` only decides what its label
+//! says: the fabric, the run, or the tunable settings that tell the columns apart. Labels are
+//! made unique here, so every later step can key on them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::input::{Input, Inputs};
+use crate::ReportError;
+
+/// What a column's label names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The fabric: `shm`, or `shm@RUNID` when the fabric is in several runs.
+    Fabric,
+    /// The run: its time stamp or id, or `fabric@RUN` when the run has several fabrics.
+    Run,
+    /// The tunables whose values differ between the columns: `eager_limit=16KiB`.
+    Tunable,
+}
+
+impl By {
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Fabric => "fabric",
+            By::Run => "run",
+            By::Tunable => "tunable",
+        }
+    }
+}
+
+/// One column of the report: one fabric of one run, and what the legend says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub label: String,
+    /// Index of its run among the inputs.
+    pub input: usize,
+    pub run_id: String,
+    pub fabric: String,
+    /// "native", "emulated, virtual time" or "mpi".
+    pub kind: String,
+    pub host: String,
+    pub start_time: String,
+    pub settings_line: String,
+}
+
+/// The columns of `inputs`, run by run and fabric by fabric in `--fabric` order, labelled as
+/// `by` says.
+pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
+    let mut cols: Vec<Column> = inputs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, input)| {
+            input.fabrics().iter().map(move |f| Column {
+                label: String::new(),
+                input: i,
+                run_id: input.run_id().to_string(),
+                fabric: f.fabric.clone(),
+                kind: f.kind.words().to_string(),
+                host: input.host().to_string(),
+                start_time: input.start_time().to_string(),
+                settings_line: f.settings_line.clone(),
+            })
+        })
+        .collect();
+    let labels = match by {
+        By::Fabric => fabric_labels(inputs, &cols),
+        By::Run => run_labels(inputs, &cols),
+        By::Tunable => tunable_labels(inputs, &cols)?,
+    };
+    for (c, l) in cols.iter_mut().zip(labels) {
+        c.label = l;
+    }
+    make_unique(&mut cols);
+    Ok(cols)
+}
+
+/// What a label calls each input's run: its run id's time stamp (`20261123T150735Z`) when no
+/// other input's id starts with the same one, else the whole id. Run ids repeat the suites
+/// and fabrics, which the table's heading and the legend already say; a column of 60
+/// characters would hide the numbers.
+fn run_names(inputs: &Inputs) -> Vec<String> {
+    let stamp = |id: &str| id.split('-').next().unwrap_or(id).to_string();
+    let ids: Vec<&str> = inputs.iter().map(|i| i.run_id()).collect();
+    ids.iter()
+        .map(|id| {
+            let s = stamp(id);
+            if ids.iter().filter(|o| stamp(o) == s).count() == 1 {
+                s
+            } else {
+                id.to_string()
+            }
+        })
+        .collect()
+}
+
+fn fabric_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
+    let names = run_names(inputs);
+    let mut runs_of: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for c in cols {
+        runs_of.entry(&c.fabric).or_default().insert(c.input);
+    }
+    cols.iter()
+        .map(|c| {
+            if runs_of[c.fabric.as_str()].len() > 1 {
+                format!("{}@{}", c.fabric, names[c.input])
+            } else {
+                c.fabric.clone()
+            }
+        })
+        .collect()
+}
+
+fn run_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
+    let names = run_names(inputs);
+    cols.iter()
+        .map(|c| {
+            if inputs.get(c.input).fabrics().len() > 1 {
+                // As --by fabric names a fabric of one run; a slash would read as a ratio.
+                format!("{}@{}", c.fabric, names[c.input])
+            } else {
+                names[c.input].clone()
+            }
+        })
+        .collect()
+}
+
+/// A tunable's value as text: sizes and durations are stored as text already ("16KiB").
+fn shown(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Each column's tunables, by name, as text (`None`: the run did not record the tunable).
+fn tunables_of(input: Input<'_>, fabric: &str) -> BTreeMap<String, String> {
+    input
+        .run
+        .fabric(fabric)
+        .map(|f| {
+            f.tunables
+                .iter()
+                .map(|(k, t)| (k.clone(), shown(&t.value)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, ReportError> {
+    let sets: Vec<BTreeMap<String, String>> = cols
+        .iter()
+        .map(|c| tunables_of(inputs.get(c.input), &c.fabric))
+        .collect();
+    let names: BTreeSet<&String> = sets.iter().flat_map(|s| s.keys()).collect();
+    // A tunable one run recorded and another did not (runs of different fabbench versions)
+    // differs too: the columns may not have run with the same setting.
+    let differing: Vec<&String> = names
+        .into_iter()
+        .filter(|n| {
+            let values: BTreeSet<Option<&String>> = sets.iter().map(|s| s.get(*n)).collect();
+            values.len() > 1
+        })
+        .collect();
+    if differing.is_empty() {
+        return Err(ReportError::NothingDiffers {
+            columns: cols.len(),
+        });
+    }
+    Ok(sets
+        .iter()
+        .map(|s| {
+            differing
+                .iter()
+                .map(|n| {
+                    let v = s.get(*n).map(String::as_str).unwrap_or("(unset)");
+                    format!("{n}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect())
+}
+
+/// Columns with the same label get their fabric appended, or if that does not tell them apart
+/// their run id, or both; merging them would average different measurements into one cell.
+fn make_unique(cols: &mut [Column]) {
+    let suffixes: [fn(&Column) -> String; 3] = [
+        |c| c.fabric.clone(),
+        |c| c.run_id.clone(),
+        |c| format!("{}@{}", c.fabric, c.run_id),
+    ];
+    let groups = duplicates(cols);
+    for group in groups {
+        let base: Vec<String> = group.iter().map(|&i| cols[i].label.clone()).collect();
+        for suffix in suffixes {
+            let tried: BTreeSet<String> = group.iter().map(|&i| suffix(&cols[i])).collect();
+            if tried.len() == group.len() {
+                for (k, &i) in group.iter().enumerate() {
+                    cols[i].label = format!("{} ({})", base[k], suffix(&cols[i]));
+                }
+                break;
+            }
+        }
+    }
+    // Only a run that lists a fabric twice gets here; a number settles it.
+    for group in duplicates(cols) {
+        for (n, &i) in group.iter().enumerate().skip(1) {
+            cols[i].label = format!("{} #{}", cols[i].label, n + 1);
+        }
+    }
+}
+
+/// Indices of the columns sharing each label that is not unique, in column order.
+fn duplicates(cols: &[Column]) -> Vec<Vec<usize>> {
+    let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, c) in cols.iter().enumerate() {
+        by_label.entry(&c.label).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = by_label.into_values().filter(|g| g.len() > 1).collect();
+    groups.sort();
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, run, set};
+
+    fn labels(inputs: &Inputs, by: By) -> Vec<String> {
+        columns(inputs, by)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.label)
+            .collect()
+    }
+
+    #[test]
+    fn runs_are_named_by_their_time_stamp_unless_two_share_it() {
+        let inputs = Inputs::new(vec![
+            (
+                "a".into(),
+                run(
+                    "20261123T150735Z-osu_latency-shm",
+                    &["shm"],
+                    &[at("osu_latency", "shm", 8, 1.0)],
+                ),
+            ),
+            (
+                "b".into(),
+                run(
+                    "20261123T150801Z-osu_latency-shm",
+                    &["shm"],
+                    &[at("osu_latency", "shm", 8, 1.0)],
+                ),
+            ),
+            (
+                "c".into(),
+                run(
+                    "20261123T150801Z-osu_latency-shm-2",
+                    &["shm"],
+                    &[at("osu_latency", "shm", 8, 1.0)],
+                ),
+            ),
+        ])
+        .unwrap();
+        let labels: Vec<String> = columns(&inputs, By::Run)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "20261123T150735Z",
+                "20261123T150801Z-osu_latency-shm",
+                "20261123T150801Z-osu_latency-shm-2"
+            ]
+        );
+        let labels: Vec<String> = columns(&inputs, By::Fabric)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
+        assert_eq!(labels[0], "shm@20261123T150735Z");
+    }
+
+    #[test]
+    fn fabric_labels_name_the_run_only_when_the_fabric_is_in_several() {
+        let inputs = Inputs::new(vec![
+            ("a".into(), run("A", &["shm", "tcp"], &[])),
+            ("b".into(), run("B", &["shm"], &[])),
+        ])
+        .unwrap();
+        assert_eq!(labels(&inputs, By::Fabric), ["shm@A", "tcp", "shm@B"]);
+    }
+
+    #[test]
+    fn run_labels_name_the_fabric_only_when_the_run_has_several() {
+        let inputs = Inputs::new(vec![
+            ("a".into(), run("A", &["shm", "tcp"], &[])),
+            ("b".into(), run("B", &["shm"], &[])),
+        ])
+        .unwrap();
+        assert_eq!(labels(&inputs, By::Run), ["shm@A", "tcp@A", "B"]);
+    }
+
+    #[test]
+    fn tunable_labels_are_the_settings_that_differ() {
+        let mut a = run("A", &["rapidio"], &[]);
+        set(&mut a, "rapidio", "eager_limit", "4KiB");
+        set(&mut a, "rapidio", "rx_thread", "off");
+        let mut b = run("B", &["rapidio"], &[]);
+        set(&mut b, "rapidio", "eager_limit", "16KiB");
+        set(&mut b, "rapidio", "rx_thread", "off");
+        let mut c = run("C", &["rapidio"], &[]);
+        set(&mut c, "rapidio", "eager_limit", "16KiB");
+        set(&mut c, "rapidio", "rx_thread", "on");
+        let inputs = Inputs::new(vec![
+            ("a".into(), a.clone()),
+            ("b".into(), b.clone()),
+            ("c".into(), c),
+        ])
+        .unwrap();
+        assert_eq!(
+            labels(&inputs, By::Tunable),
+            [
+                "eager_limit=4KiB rx_thread=off",
+                "eager_limit=16KiB rx_thread=off",
+                "eager_limit=16KiB rx_thread=on"
+            ]
+        );
+        let two = Inputs::new(vec![("a".into(), a), ("b".into(), b)]).unwrap();
+        assert_eq!(
+            labels(&two, By::Tunable),
+            ["eager_limit=4KiB", "eager_limit=16KiB"]
+        );
+    }
+
+    #[test]
+    fn no_differing_tunable_is_an_error_that_suggests_by_run() {
+        let inputs = Inputs::new(vec![
+            ("a".into(), run("A", &["rapidio"], &[])),
+            ("b".into(), run("B", &["rapidio"], &[])),
+        ])
+        .unwrap();
+        let e = columns(&inputs, By::Tunable).unwrap_err().to_string();
+        assert!(e.contains("--by run"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn equal_labels_are_told_apart_by_fabric_then_run() {
+        let mut a = run("A", &["rapidio"], &[]);
+        set(&mut a, "rapidio", "eager_limit", "16KiB");
+        let mut b = run("B", &["bxi"], &[]);
+        set(&mut b, "bxi", "eager_limit", "16KiB");
+        let mut c = run("C", &["rapidio"], &[]);
+        set(&mut c, "rapidio", "eager_limit", "4KiB");
+        let inputs = Inputs::new(vec![
+            ("a".into(), a.clone()),
+            ("b".into(), b),
+            ("c".into(), c),
+        ])
+        .unwrap();
+        assert_eq!(
+            labels(&inputs, By::Tunable),
+            [
+                "eager_limit=16KiB (rapidio)",
+                "eager_limit=16KiB (bxi)",
+                "eager_limit=4KiB"
+            ]
+        );
+        // Same fabric, same setting: the run id tells them apart.
+        let mut d = run("D", &["rapidio"], &[]);
+        set(&mut d, "rapidio", "eager_limit", "16KiB");
+        let mut e = run("E", &["rapidio"], &[]);
+        set(&mut e, "rapidio", "eager_limit", "4KiB");
+        let inputs = Inputs::new(vec![("a".into(), a), ("d".into(), d), ("e".into(), e)]).unwrap();
+        assert_eq!(
+            labels(&inputs, By::Tunable),
+            [
+                "eager_limit=16KiB (A)",
+                "eager_limit=16KiB (D)",
+                "eager_limit=4KiB"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fabric_listed_twice_still_gets_two_columns() {
+        let inputs = Inputs::new(vec![("a".into(), run("A", &["shm", "shm"], &[]))]).unwrap();
+        assert_eq!(labels(&inputs, By::Fabric), ["shm", "shm #2"]);
+    }
+}
