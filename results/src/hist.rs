@@ -60,6 +60,70 @@ fn sub_bucket_count(sigfig: u8) -> u64 {
     largest.next_power_of_two()
 }
 
+/// One row of a percentile distribution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PercentileRow {
+    /// The highest value equivalent to the bucket reached.
+    pub value: u64,
+    /// The percentile level reached, 0 to 100.
+    pub percentile: f64,
+    /// Samples at or below `value`.
+    pub total: u64,
+    /// The closing 100 % row (which has no 1/(1-p)).
+    pub last: bool,
+}
+
+/// The rows of HdrHistogram's percentile distribution, stepped exactly as Java's
+/// `PercentileIterator` steps: levels in percent, `ticks_per_half_distance` steps per halving
+/// of the distance to 100 %, a level reached when `100 * count / total >= level`, one row at
+/// the last recorded value and then a closing row at 100 %. The Rust crate's quantile
+/// iterator steps in fractions, whose rounding (0.1 added six times exceeds 0.6) misses a
+/// level that a count reaches exactly, so its rows differ from Java's at such boundaries.
+pub fn percentile_distribution(
+    h: &Histogram<u64>,
+    ticks_per_half_distance: u32,
+) -> Vec<PercentileRow> {
+    let total = h.len();
+    let mut rows = Vec::new();
+    if total == 0 {
+        return rows;
+    }
+    let mut level = 0.0f64;
+    let mut last_value = 0;
+    let mut cumulative = 0u64;
+    for v in h.iter_recorded() {
+        cumulative += v.count_at_value();
+        last_value = v.value_iterated_to();
+        let reached = 100.0 * cumulative as f64 / total as f64;
+        while reached >= level {
+            rows.push(PercentileRow {
+                value: v.value_iterated_to(),
+                percentile: level,
+                total: cumulative,
+                last: false,
+            });
+            // Java's `incrementIterationLevel`.
+            let halvings = (100.0 / (100.0 - level)).log2() as u32;
+            let ticks = u64::from(ticks_per_half_distance) * (1u64 << (halvings + 1));
+            level += 100.0 / ticks as f64;
+            // Java's iterator stops once the count reaches the total: one row there.
+            if cumulative == total {
+                break;
+            }
+        }
+        if cumulative == total {
+            break;
+        }
+    }
+    rows.push(PercentileRow {
+        value: last_value,
+        percentile: 100.0,
+        total,
+        last: true,
+    });
+    rows
+}
+
 /// The percentile distribution text, as Java's `outputPercentileDistribution(ps, 5, ratio)`.
 pub fn hgrm(h: &Histogram<u64>, ratio: f64) -> String {
     let sig = h.sigfig() as usize;
@@ -67,18 +131,15 @@ pub fn hgrm(h: &Histogram<u64>, ratio: f64) -> String {
         "{:>12} {:>14} {:>10} {:>14}\n\n",
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     );
-    let mut total = 0u64;
-    if !h.is_empty() {
-        for v in h.iter_quantiles(5) {
-            total += v.count_since_last_iteration();
-            let value = v.value_iterated_to() as f64 / ratio;
-            let q = v.quantile_iterated_to();
-            if q >= 1.0 {
-                out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10}\n"));
-            } else {
-                let inv = 1.0 / (1.0 - q);
-                out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10} {inv:14.2}\n"));
-            }
+    for row in percentile_distribution(h, 5) {
+        let value = row.value as f64 / ratio;
+        let q = row.percentile / 100.0;
+        let total = row.total;
+        if row.last {
+            out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10}\n"));
+        } else {
+            let inv = 1.0 / (1.0 - q);
+            out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10} {inv:14.2}\n"));
         }
     }
     out.push_str(&format!(
@@ -164,6 +225,25 @@ impl Exporter for Histograms {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_level_reached_exactly_is_reported_there_as_java_does() {
+        // 200 values, 1..=200: 60 % is reached exactly at the 120th, which is where Java's
+        // iterator reports it (the quantile iterator's 0.6000000000000001 wanted the 121st).
+        let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST, SIGFIG).unwrap();
+        for v in 1..=200u64 {
+            h.record(v).unwrap();
+        }
+        let rows = percentile_distribution(&h, 5);
+        let at60 = rows.iter().find(|r| r.percentile == 60.0).unwrap();
+        assert_eq!((at60.value, at60.total), (120, 120));
+        // One row at the last value, then the closing 100 % row.
+        let n = rows.len();
+        assert_eq!(rows[n - 1].percentile, 100.0);
+        assert!(rows[n - 1].last && !rows[n - 2].last);
+        assert_eq!(rows[n - 2].total, 200);
+        assert!(rows[n - 3].total < 200);
+    }
+
     use super::*;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 

@@ -112,14 +112,12 @@ fn common_smallest(curves: &[Curve<'_>]) -> Option<u64> {
 /// (1/(1-percentile), microseconds) at HdrHistogram's percentile steps below 100 %, then
 /// the maximum (1/(1-1) has no place on the axis).
 pub fn distribution(h: &Histogram<u64>) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64)> = Vec::new();
-    for it in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
-        let q = it.quantile_iterated_to();
-        let us = h.highest_equivalent(it.value_iterated_to()) as f64 / 1000.0;
-        if q < 1.0 {
-            v.push((1.0 / (1.0 - q), us));
-        }
-    }
+    let rows = results::hist::percentile_distribution(h, TICKS_PER_HALF_DISTANCE);
+    let mut v: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| !r.last)
+        .map(|r| (1.0 / (1.0 - r.percentile / 100.0), r.value as f64 / 1000.0))
+        .collect();
     // n samples resolve percentiles up to 1 - 1/n, which the axis places at n: the maximum
     // is drawn there (or just beyond the last step, if the steps went further).
     let max = h.highest_equivalent(h.max()) as f64 / 1000.0;
