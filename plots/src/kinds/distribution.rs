@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::PlotError;
 use crate::figure::{Axis, Corner, Figure, Line, Panel, Scale, Stroke, Ticks};
-use crate::kinds::{is_size_sweep, metric, suites};
+use crate::kinds::{is_size_sweep, metric, of_suite, suites};
 use crate::label::{self, Curve};
 use crate::Chart;
 
@@ -18,15 +18,9 @@ pub fn charts(curves: &[Curve<'_>], size: Option<u64>) -> Result<Vec<Chart>, Plo
     let mut out = Vec::new();
     let mut any_latency = false;
     for suite in suites(curves) {
-        let mine: Vec<Curve<'_>> = curves
-            .iter()
-            .copied()
-            .filter(|c| {
-                c.series.suite == suite
-                    && is_size_sweep(c.series)
-                    && metric(c.series).is_some_and(|m| m.is_time())
-            })
-            .collect();
+        let mine = of_suite(curves, suite, |s| {
+            is_size_sweep(s) && metric(s).is_some_and(|m| m.is_time())
+        });
         if mine.is_empty() {
             continue;
         }

@@ -53,6 +53,19 @@ pub(crate) fn suites<'a>(curves: &[Curve<'a>]) -> Vec<&'a str> {
     v
 }
 
+/// The curves of `suite` whose series `keep` accepts, in order.
+pub(crate) fn of_suite<'a>(
+    curves: &[Curve<'a>],
+    suite: &str,
+    keep: impl Fn(&Series) -> bool,
+) -> Vec<Curve<'a>> {
+    curves
+        .iter()
+        .copied()
+        .filter(|c| c.series.suite == suite && keep(c.series))
+        .collect()
+}
+
 /// The headline metric of a series' points (the first metric of its first point).
 pub(crate) fn metric(s: &Series) -> Option<&Metric> {
     s.points.first().and_then(|p| p.metrics.first())

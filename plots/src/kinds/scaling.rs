@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::figure::{Axis, Corner, Figure, Level, Line, Panel, Scale, Stroke, Ticks};
-use crate::kinds::{metric, suites};
+use crate::kinds::{metric, of_suite, suites};
 use crate::label::{self, Curve};
 use crate::Chart;
 
@@ -20,11 +20,7 @@ struct Kernel {
 pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
     let mut out = Vec::new();
     for suite in suites(curves) {
-        let mine: Vec<Curve<'_>> = curves
-            .iter()
-            .copied()
-            .filter(|c| c.series.suite == suite)
-            .collect();
+        let mine = of_suite(curves, suite, |_| true);
         let mut kernels: Vec<Kernel> = Vec::new();
         for c in &mine {
             let Some(m) = metric(c.series) else { continue };

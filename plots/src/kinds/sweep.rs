@@ -3,18 +3,14 @@
 //! bandwidths on a log-x axis from zero, so equal gaps mean equal MB/s.
 
 use crate::figure::{Axis, Corner, Figure, Line, Panel, Scale, Stroke, Ticks};
-use crate::kinds::{is_size_sweep, metric, metric_label, suites};
+use crate::kinds::{is_size_sweep, metric, metric_label, of_suite, suites};
 use crate::label::{self, Curve};
 use crate::Chart;
 
 pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
     let mut out = Vec::new();
     for suite in suites(curves) {
-        let mine: Vec<Curve<'_>> = curves
-            .iter()
-            .copied()
-            .filter(|c| c.series.suite == suite && is_size_sweep(c.series))
-            .collect();
+        let mine = of_suite(curves, suite, is_size_sweep);
         let Some(m) = mine.first().and_then(|c| metric(c.series)) else {
             continue;
         };
