@@ -153,13 +153,24 @@ fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, Repor
         .map(|c| tunables_of(inputs.get(c.input), &c.fabric))
         .collect();
     let names: BTreeSet<&String> = sets.iter().flat_map(|s| s.keys()).collect();
-    // A tunable one run recorded and another did not (runs of different fabbench versions)
-    // differs too: the columns may not have run with the same setting.
+    // Differing is judged among the columns of one fabric: two fabrics' own defaults
+    // (hyperlink's frag_size against rapidio's) are not a setting the user varied, and would
+    // bury the one that was. A tunable one run recorded and another did not (runs of
+    // different fabbench versions) differs too: the columns may not have run with the same
+    // setting.
+    let fabrics: BTreeSet<&str> = cols.iter().map(|c| c.fabric.as_str()).collect();
     let differing: Vec<&String> = names
         .into_iter()
         .filter(|n| {
-            let values: BTreeSet<Option<&String>> = sets.iter().map(|s| s.get(*n)).collect();
-            values.len() > 1
+            fabrics.iter().any(|f| {
+                let values: BTreeSet<Option<&String>> = cols
+                    .iter()
+                    .zip(&sets)
+                    .filter(|(c, _)| c.fabric == *f)
+                    .map(|(_, s)| s.get(*n))
+                    .collect();
+                values.len() > 1
+            })
         })
         .collect();
     if differing.is_empty() {
@@ -334,6 +345,27 @@ mod tests {
         assert_eq!(
             labels(&two, By::Tunable),
             ["eager_limit=4KiB", "eager_limit=16KiB"]
+        );
+    }
+
+    #[test]
+    fn tunables_differ_within_a_fabric_not_between_fabrics_defaults() {
+        let mut a = run("A", &["rapidio", "hyperlink"], &[]);
+        set(&mut a, "rapidio", "eager_limit", "4KiB");
+        set(&mut a, "rapidio", "frag_size", "32KiB");
+        set(&mut a, "hyperlink", "eager_limit", "4KiB");
+        set(&mut a, "hyperlink", "frag_size", "65472");
+        let mut b = run("B", &["rapidio"], &[]);
+        set(&mut b, "rapidio", "eager_limit", "16KiB");
+        set(&mut b, "rapidio", "frag_size", "32KiB");
+        let inputs = Inputs::new(vec![("a".into(), a), ("b".into(), b)]).unwrap();
+        assert_eq!(
+            labels(&inputs, By::Tunable),
+            [
+                "eager_limit=4KiB (rapidio)",
+                "eager_limit=4KiB (hyperlink)",
+                "eager_limit=16KiB"
+            ]
         );
     }
 
