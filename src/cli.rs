@@ -140,7 +140,8 @@ pub struct PlotArgs {
     #[arg(long, value_enum, default_value = "svg")]
     pub format: PlotFormat,
 
-    /// Message size of the percentile-distribution chart (default: each series' smallest)
+    /// Message size of the percentile-distribution chart (default: the smallest size every
+    /// latency series measured)
     #[arg(long, value_name = "SIZE")]
     pub hist_size: Option<String>,
 }
@@ -150,9 +151,9 @@ pub struct PlotArgs {
 pub enum ReportBy {
     /// A column per fabric (fabric@run when a fabric is in several runs)
     Fabric,
-    /// A column per run (run/fabric when a run has several fabrics)
+    /// A column per run, named by its time stamp (fabric@run when a run has several fabrics)
     Run,
-    /// A column per setting of the tunables that differ between the runs
+    /// A column per setting of the tunables that differ among one fabric's runs
     Tunable,
 }
 
