@@ -10,7 +10,8 @@ mod cli;
 mod exit;
 mod list;
 mod plot;
-mod report;
+mod report_args;
+mod report_exec;
 mod run;
 mod signals;
 mod single_dash;
@@ -54,7 +55,7 @@ fn real_main() -> i32 {
         }
         Command::Autotune(args) => autotune::run(*args),
         Command::Plot(args) => plot::run(args),
-        Command::Report(args) => report::run(args),
+        Command::Report(_) => report_exec::run(),
         Command::List(args) => list::run(args),
         Command::Rank => exit::rank(runner::rank_process()),
     }

@@ -1,13 +1,14 @@
-//! `fabbench report`: stored runs read through the results reader, tabulated by the report
-//! crate, and printed to stdout or written whole to `-o FILE` (Markdown's figures into a
-//! `STEM-plots/` directory beside it). Every error is one line and exit status 2.
+//! `fabbench report`, run by the `fabbench-report` binary: stored runs read through the
+//! results reader, tabulated by the report crate, and printed to stdout or written whole to
+//! `-o FILE` (Markdown's figures into a `STEM-plots/` directory beside it). Every error is one
+//! line and exit status 2.
 
 use std::io::Write;
 
 use report::{By, Figure, Format, Inputs, Report, ReportError};
 
-use crate::cli::{ReportArgs, ReportBy, ReportFormat};
 use crate::exit;
+use crate::report_args::{ReportArgs, ReportBy, ReportFormat};
 
 pub fn run(args: ReportArgs) -> i32 {
     match report(&args) {
