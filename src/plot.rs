@@ -78,7 +78,7 @@ fn names(runs: &[PathBuf]) -> String {
 }
 
 /// `fabbench run --plot`: the charts of the run just written, as SVG into its plots/.
-pub fn after_run(dir: &Path, run: results::Run) -> Result<Vec<PathBuf>, PlotError> {
-    let charts = plots::charts(&[Input::of_run(dir, run)], &Options::default())?;
+pub fn after_run(dir: &Path, run: &results::Run) -> Result<Vec<PathBuf>, PlotError> {
+    let charts = plots::charts_of(&[run], &[], &Options::default())?;
     plots::write_all(&charts, &dir.join("plots"), Format::Svg)
 }

@@ -45,6 +45,7 @@ fn a_run_writes_every_result_file_consistently() {
     }
     // nothing temporary left
     assert!(files.iter().all(|f| !f.to_string_lossy().ends_with('~')));
+    assert!(files.iter().all(|f| !f.to_string_lossy().contains(".tmp-")));
 
     // osu.txt is exactly what was printed
     assert_eq!(

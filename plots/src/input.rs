@@ -60,14 +60,6 @@ impl Input {
         })
     }
 
-    /// A run already in memory (`fabbench run --plot`).
-    pub fn of_run(dir: &Path, run: Run) -> Input {
-        Input {
-            dir: dir.to_path_buf(),
-            source: Source::Run(Box::new(run)),
-        }
-    }
-
     pub fn run(&self) -> Option<&Run> {
         match &self.source {
             Source::Run(r) => Some(r),

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use results::model::Series;
+use results::model::{FabricRun, Series};
 use results::Run;
 
 /// One suite on one fabric in one run: a line on a chart.
@@ -59,27 +59,10 @@ fn fabric_words(s: &Series) -> String {
 
 /// The tunables whose values differ between these curves' fabrics.
 fn differing_tunables<'a>(curves: impl Iterator<Item = Curve<'a>>) -> Vec<String> {
-    let mut values: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut n = 0;
-    for c in curves {
-        n += 1;
-        if let Some(f) = c.run.fabric(&c.series.fabric) {
-            for (k, v) in &f.tunables {
-                values
-                    .entry(k.clone())
-                    .or_default()
-                    .insert(v.value.to_string());
-            }
-        }
-    }
-    if n < 2 {
-        return Vec::new();
-    }
-    values
-        .into_iter()
-        .filter(|(_, v)| v.len() > 1)
-        .map(|(k, _)| k)
-        .collect()
+    let fabrics: Vec<&FabricRun> = curves
+        .filter_map(|c| c.run.fabric(&c.series.fabric))
+        .collect();
+    results::model::differing_tunables(&fabrics)
 }
 
 fn tunable_words(c: Curve<'_>, names: &[String]) -> String {
@@ -88,21 +71,14 @@ fn tunable_words(c: Curve<'_>, names: &[String]) -> String {
     };
     names
         .iter()
-        .filter_map(|n| {
-            let v = f.tunables.get(n)?;
-            let text = match &v.value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            Some(format!("{n}={text}"))
-        })
+        .filter_map(|n| Some(format!("{n}={}", f.tunables.get(n)?.text())))
         .collect::<Vec<_>>()
         .join(" ")
 }
 
 /// A run id's time stamp as a reader says it: 20261123T150735Z → 2026-11-23 15:07:35.
 pub fn stamp(run_id: &str) -> String {
-    let s = run_id.split('-').next().unwrap_or(run_id);
+    let s = results::run_dir::stamp_of(run_id);
     if s.len() == 16 && s.as_bytes()[8] == b'T' {
         format!(
             "{}-{}-{} {}:{}:{}",

@@ -49,7 +49,18 @@ pub struct Options {
 
 /// Every chart the inputs support, in a stable order, with unique names.
 pub fn charts(inputs: &[Input], opts: &Options) -> Result<Vec<Chart>, PlotError> {
-    let mut out = kinds::all(inputs, opts)?;
+    let runs: Vec<&results::Run> = inputs.iter().filter_map(Input::run).collect();
+    let outcomes: Vec<&autotune::Outcome> = inputs.iter().filter_map(Input::autotune).collect();
+    charts_of(&runs, &outcomes, opts)
+}
+
+/// The charts of runs and autotune outcomes already in memory, borrowed.
+pub fn charts_of(
+    runs: &[&results::Run],
+    outcomes: &[&autotune::Outcome],
+    opts: &Options,
+) -> Result<Vec<Chart>, PlotError> {
+    let mut out = kinds::all(runs, outcomes, opts)?;
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for c in &mut out {
         let n = seen.entry(c.name.clone()).or_insert(0);
@@ -64,11 +75,8 @@ pub fn charts(inputs: &[Input], opts: &Options) -> Result<Vec<Chart>, PlotError>
 /// The charts of runs as (title, file stem, SVG) for a report to embed; a chart that fails
 /// to draw is left out rather than failing the report.
 pub fn report_figures(runs: &[results::Run]) -> Vec<(String, String, String)> {
-    let inputs: Vec<Input> = runs
-        .iter()
-        .map(|r| Input::of_run(std::path::Path::new(&r.manifest.run_id), r.clone()))
-        .collect();
-    let Ok(charts) = charts(&inputs, &Options::default()) else {
+    let runs: Vec<&results::Run> = runs.iter().collect();
+    let Ok(charts) = charts_of(&runs, &[], &Options::default()) else {
         return Vec::new();
     };
     charts

@@ -1,6 +1,7 @@
 //! Writing charts to a directory: every image is rendered in memory first, then each file is
-//! written under a temporary name and renamed, so a failure leaves no half-written image and
-//! an earlier chart of the same name is replaced whole.
+//! written as the run directory's files are ([`results::run_dir::write_atomically`]), so a
+//! failure leaves no half-written image and an earlier chart of the same name is replaced
+//! whole.
 
 use std::path::{Path, PathBuf};
 
@@ -41,18 +42,9 @@ pub fn write_all(charts: &[Chart], dir: &Path, format: Format) -> Result<Vec<Pat
     })?;
     let mut written = Vec::new();
     for (path, bytes) in files {
-        let tmp = path.with_extension("partial");
-        let io = |source| PlotError::Write {
+        results::run_dir::write_atomically(&path, &bytes).map_err(|source| PlotError::Write {
             path: path.clone(),
             source,
-        };
-        std::fs::write(&tmp, &bytes).map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            PlotError::Write {
-                path: path.clone(),
-                source,
-            }
         })?;
         written.push(path);
     }

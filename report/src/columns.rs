@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::input::{Input, Inputs};
+use results::model::FabricRun;
+
+use crate::input::Inputs;
 use crate::ReportError;
 
 /// What a column's label names.
@@ -80,7 +82,7 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
 /// and fabrics, which the table's heading and the legend already say; a column of 60
 /// characters would hide the numbers.
 fn run_names(inputs: &Inputs) -> Vec<String> {
-    let stamp = |id: &str| id.split('-').next().unwrap_or(id).to_string();
+    let stamp = |id: &str| results::run_dir::stamp_of(id).to_string();
     let ids: Vec<&str> = inputs.iter().map(|i| i.run_id()).collect();
     ids.iter()
         .map(|id| {
@@ -125,52 +127,25 @@ fn run_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
         .collect()
 }
 
-/// A tunable's value as text: sizes and durations are stored as text already ("16KiB").
-fn shown(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Each column's tunables, by name, as text (`None`: the run did not record the tunable).
-fn tunables_of(input: Input<'_>, fabric: &str) -> BTreeMap<String, String> {
-    input
-        .run
-        .fabric(fabric)
-        .map(|f| {
-            f.tunables
-                .iter()
-                .map(|(k, t)| (k.clone(), shown(&t.value)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, ReportError> {
-    let sets: Vec<BTreeMap<String, String>> = cols
+    let runs: Vec<Option<&FabricRun>> = cols
         .iter()
-        .map(|c| tunables_of(inputs.get(c.input), &c.fabric))
+        .map(|c| inputs.get(c.input).run.fabric(&c.fabric))
         .collect();
-    let names: BTreeSet<&String> = sets.iter().flat_map(|s| s.keys()).collect();
     // Differing is judged among the columns of one fabric: two fabrics' own defaults
     // (hyperlink's frag_size against rapidio's) are not a setting the user varied, and would
-    // bury the one that was. A tunable one run recorded and another did not (runs of
-    // different fabbench versions) differs too: the columns may not have run with the same
-    // setting.
+    // bury the one that was.
     let fabrics: BTreeSet<&str> = cols.iter().map(|c| c.fabric.as_str()).collect();
-    let differing: Vec<&String> = names
-        .into_iter()
-        .filter(|n| {
-            fabrics.iter().any(|f| {
-                let values: BTreeSet<Option<&String>> = cols
-                    .iter()
-                    .zip(&sets)
-                    .filter(|(c, _)| c.fabric == *f)
-                    .map(|(_, s)| s.get(*n))
-                    .collect();
-                values.len() > 1
-            })
+    let differing: BTreeSet<String> = fabrics
+        .iter()
+        .flat_map(|f| {
+            let same: Vec<&FabricRun> = cols
+                .iter()
+                .zip(&runs)
+                .filter(|(c, _)| c.fabric == *f)
+                .filter_map(|(_, r)| *r)
+                .collect();
+            results::model::differing_tunables(&same)
         })
         .collect();
     if differing.is_empty() {
@@ -178,13 +153,15 @@ fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, Repor
             columns: cols.len(),
         });
     }
-    Ok(sets
+    Ok(runs
         .iter()
-        .map(|s| {
+        .map(|r| {
             differing
                 .iter()
                 .map(|n| {
-                    let v = s.get(*n).map(String::as_str).unwrap_or("(unset)");
+                    let v = r
+                        .and_then(|r| r.tunables.get(n))
+                        .map_or_else(|| "(unset)".to_string(), |t| t.text());
                     format!("{n}={v}")
                 })
                 .collect::<Vec<_>>()

@@ -20,6 +20,36 @@ pub struct TunableRecord {
     pub source: String,
 }
 
+impl TunableRecord {
+    /// The value as a label shows it: sizes and durations are stored as text already
+    /// ("16KiB", "30s"), other values as JSON writes them.
+    pub fn text(&self) -> String {
+        match &self.value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The tunables whose values differ between `fabrics` (runs of one fabric, as a legend or a
+/// report column tells them apart). A tunable one run recorded and another did not (runs of
+/// different fabbench versions) differs too: they may not have run with the same setting.
+pub fn differing_tunables(fabrics: &[&FabricRun]) -> Vec<String> {
+    let names: std::collections::BTreeSet<&String> =
+        fabrics.iter().flat_map(|f| f.tunables.keys()).collect();
+    names
+        .into_iter()
+        .filter(|n| {
+            let values: std::collections::BTreeSet<Option<String>> = fabrics
+                .iter()
+                .map(|f| f.tunables.get(*n).map(TunableRecord::text))
+                .collect();
+            values.len() > 1
+        })
+        .cloned()
+        .collect()
+}
+
 /// How a fabric's ranks ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -201,6 +231,42 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tunables_differ_by_value_or_by_being_recorded_only_once() {
+        let fabric = |pairs: &[(&str, &str)]| FabricRun {
+            fabric: "rapidio".into(),
+            kind: FabricKind::Emulated,
+            emulated: true,
+            virtual_time: true,
+            ranks: 2,
+            settings_line: String::new(),
+            tunables: pairs
+                .iter()
+                .map(|(k, v)| {
+                    let value = serde_json::Value::String(v.to_string());
+                    (
+                        k.to_string(),
+                        TunableRecord {
+                            value,
+                            source: "cli".into(),
+                        },
+                    )
+                })
+                .collect(),
+            counters: vec![],
+            facts: Default::default(),
+        };
+        let a = fabric(&[
+            ("eager_limit", "4KiB"),
+            ("rx_thread", "off"),
+            ("frag_size", "32KiB"),
+        ]);
+        let b = fabric(&[("eager_limit", "16KiB"), ("rx_thread", "off")]);
+        assert_eq!(differing_tunables(&[&a, &b]), ["eager_limit", "frag_size"]);
+        assert!(differing_tunables(&[&a]).is_empty());
+        assert_eq!(a.tunables["eager_limit"].text(), "4KiB");
+    }
 
     #[test]
     fn a_record_per_point_and_metric() {

@@ -20,6 +20,32 @@ pub fn stamp(t: std::time::SystemTime) -> String {
         .collect()
 }
 
+/// The time stamp a run id starts with (`20261123T150735Z` of
+/// `20261123T150735Z-osu_latency-shm`), or the whole id if it has none.
+pub fn stamp_of(run_id: &str) -> &str {
+    run_id.split('-').next().unwrap_or(run_id)
+}
+
+/// Writes `bytes` to `target` whole or not at all: into a hidden temporary sibling, synced,
+/// then renamed over `target`. The temporary is removed if any step fails.
+pub fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_data()?;
+        fs::rename(&tmp, target)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
 pub struct RunDir {
     partial: PathBuf,
     final_path: PathBuf,
@@ -65,11 +91,7 @@ impl RunDir {
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(io)?;
         }
-        let tmp = target.with_extension("tmp~");
-        let mut f = fs::File::create(&tmp).map_err(io)?;
-        f.write_all(bytes).map_err(io)?;
-        f.sync_data().map_err(io)?;
-        fs::rename(&tmp, &target).map_err(io)
+        write_atomically(&target, bytes).map_err(io)
     }
 
     /// Renames the run into place and returns its path.

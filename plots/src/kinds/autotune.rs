@@ -175,7 +175,7 @@ fn fragment(o: &Outcome, d: &Decision, f: &FragmentEvidence) -> Option<Panel> {
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         p.lines.push(Line {
-            name: format!("{} messages", crate::axis::bytes(size as f64)),
+            name: format!("{} messages", bench_core::size::format_size(size)),
             points: pts.into_iter().map(|(v, c)| (v, c / best)).collect(),
             stroke: Stroke::SolidMarked,
             colour: i,

@@ -12,33 +12,31 @@ use bench_core::measure::{Layout, Metric};
 use results::model::Series;
 
 use crate::error::PlotError;
-use crate::input::Input;
+use ::autotune::Outcome;
+use results::Run;
+
 use crate::label::Curve;
 use crate::{Chart, Options};
 
-/// Every chart of every kind, kind by kind.
-pub fn all(inputs: &[Input], opts: &Options) -> Result<Vec<Chart>, PlotError> {
-    let curves = curves(inputs);
+/// Every chart of every kind, kind by kind, from runs and autotune outcomes.
+pub fn all(runs: &[&Run], outcomes: &[&Outcome], opts: &Options) -> Result<Vec<Chart>, PlotError> {
+    let curves = curves(runs);
     let mut out = Vec::new();
     out.extend(sweep::charts(&curves));
     out.extend(percentiles::charts(&curves));
     out.extend(distribution::charts(&curves, opts.hist_size)?);
     out.extend(mpptest::charts(&curves));
     out.extend(scaling::charts(&curves));
-    for i in inputs {
-        if let Some(o) = i.autotune() {
-            out.extend(autotune::charts(o));
-        }
+    for o in outcomes {
+        out.extend(autotune::charts(o));
     }
     Ok(out)
 }
 
-/// Every series of every run, in input order.
-pub fn curves(inputs: &[Input]) -> Vec<Curve<'_>> {
-    inputs
-        .iter()
-        .filter_map(Input::run)
-        .flat_map(|run| run.series.iter().map(move |series| Curve { run, series }))
+/// Every series of every run, in order.
+pub fn curves<'a>(runs: &[&'a Run]) -> Vec<Curve<'a>> {
+    runs.iter()
+        .flat_map(|&run| run.series.iter().map(move |series| Curve { run, series }))
         .collect()
 }
 
