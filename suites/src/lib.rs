@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod driver;
 pub mod erased;
 pub mod mpptest;
+pub mod npb;
 pub mod options;
 pub mod osu;
 pub mod ranks;

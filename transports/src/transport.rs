@@ -279,4 +279,15 @@ pub trait Transport: Send + Sync {
     fn native_collectives(&self) -> Option<&dyn NativeCollectives> {
         None
     }
+    /// `host_ns` of computing just happened on this rank, measured on the host's clock. A
+    /// transport in virtual time moves its clock on by what that computing costs the emulated
+    /// node; on a real clock the time has already passed, so there is nothing to do.
+    fn charge_compute(&self, _host_ns: u64) -> Result<()> {
+        Ok(())
+    }
+    /// How host compute time becomes this fabric's time, for the output ("host x 4.0
+    /// (rapidio.compute_scale)"); None where compute runs at the host's own speed.
+    fn compute_scale(&self) -> Option<(f64, String)> {
+        None
+    }
 }

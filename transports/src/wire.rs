@@ -104,6 +104,15 @@ pub trait Wire: Send {
     /// when the wait could be satisfied by any peer.
     fn check_peers(&mut self, awaited: Option<usize>) -> Result<()>;
     /// The wire's own facts for the manifest (e.g. which single-copy mechanism worked).
+    /// `host_ns` of computing just happened on this rank (see
+    /// [`Transport::charge_compute`](crate::transport::Transport::charge_compute)).
+    fn charge_compute(&mut self, _host_ns: u64) -> Result<()> {
+        Ok(())
+    }
+    /// The factor host compute time is multiplied by, and the parameter that sets it.
+    fn compute_scale(&self) -> Option<(f64, String)> {
+        None
+    }
     fn describe(&self) -> Vec<(String, String)> {
         Vec::new()
     }

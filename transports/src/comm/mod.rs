@@ -13,6 +13,7 @@
 mod collectives;
 mod element;
 mod split;
+mod typed;
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -179,6 +180,28 @@ impl Comm {
 
     pub fn virtual_time(&self) -> bool {
         self.t.virtual_time()
+    }
+
+    /// Runs `f`, a stretch of computing between communication calls. On a real clock this is
+    /// just `f()`. In virtual time computing would otherwise cost nothing, so its host time is
+    /// measured and the fabric's clock moved on by what the emulated node would take (the
+    /// host's time times the fabric's `compute_scale`): an application kernel on an emulated
+    /// fabric then sees a slow SoC's compute beside the fabric's communication.
+    #[inline]
+    pub fn compute<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        if !self.t.virtual_time() {
+            return Ok(f());
+        }
+        let clock = bench_core::clock::RealClock::new();
+        let r = f();
+        self.t.charge_compute(clock.now())?;
+        Ok(r)
+    }
+
+    /// How this fabric scales host compute time (factor, and the parameter that sets it);
+    /// None where computing runs at the host's speed.
+    pub fn compute_scale(&self) -> Option<(f64, String)> {
+        self.t.compute_scale()
     }
 
     /// Names what the rank is doing; it appears in every error and in the launcher's report.

@@ -174,6 +174,14 @@ impl Transport for Engine {
         self.clock.is_virtual()
     }
 
+    fn charge_compute(&self, host_ns: u64) -> Result<()> {
+        self.lock()?.wire.charge_compute(host_ns)
+    }
+
+    fn compute_scale(&self) -> Option<(f64, String)> {
+        self.core.lock().wire.compute_scale()
+    }
+
     unsafe fn isend(
         &self,
         buf: *const u8,
