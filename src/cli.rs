@@ -177,9 +177,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "mpirun", value_name = "PATH")]
     pub mpirun: String,
 
-    /// Number of ranks (default 2; under mpirun or srun, the launcher's count)
-    #[arg(short = 'n', long = "ranks", value_name = "N")]
-    pub ranks: Option<usize>,
+    /// Number of ranks (default 2; under mpirun or srun, the launcher's count). A list
+    /// (`-n 1,2,4`) runs each count in turn and reports speedup and parallel efficiency
+    #[arg(short = 'n', long = "ranks", value_name = "N[,N...]", value_parser = parse_rank_counts)]
+    pub ranks: Option<RankCounts>,
 
     /// How ranks started by mpirun or srun meet: tcp://HOST:PORT (rank 0 serves it) or
     /// dir:PATH (a directory every rank can see)
@@ -205,6 +206,32 @@ pub struct RunArgs {
     /// Also draw the suites' charts (SVG) into the run directory's plots/
     #[arg(long)]
     pub plot: bool,
+}
+
+/// `-n`'s rank counts: one, or several for a scaling run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankCounts(pub Vec<usize>);
+
+/// The largest rank count `-n` takes (threads or processes on one host, or a launcher's job).
+const MAX_RANKS: usize = 4096;
+
+fn parse_rank_counts(text: &str) -> Result<RankCounts, String> {
+    let mut counts = Vec::new();
+    for part in text.split(',') {
+        let n: usize = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{part}' is not a rank count; give N or a list such as 1,2,4"))?;
+        if n == 0 || n > MAX_RANKS {
+            return Err(format!("{n} ranks: give 1 to {MAX_RANKS}"));
+        }
+        if counts.contains(&n) {
+            return Err(format!("{n} is listed twice; list each rank count once"));
+        }
+        counts.push(n);
+    }
+    counts.sort_unstable();
+    Ok(RankCounts(counts))
 }
 
 /// Where suites' options are listed in `fabbench run --help`.

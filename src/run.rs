@@ -19,7 +19,19 @@ pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> i32 {
         }
     };
     let worker = matches!(&started, Started::External(e) if e.rank != 0);
-    let plan = match plan(&args, matches, single, started) {
+    if let Some(counts) = args.ranks.as_ref().filter(|c| c.0.len() > 1) {
+        if matches!(started, Started::External(_)) {
+            if !worker {
+                eprintln!(
+                    "error: -n {}: under mpirun or srun the launcher fixes the rank count; run once per count (give one -n or none)",
+                    list(&counts.0)
+                );
+            }
+            return exit::USAGE;
+        }
+        return crate::scaling::run(&args, matches, single, &counts.0);
+    }
+    let plan = match plan(&args, matches, single, started, None) {
         Ok(p) => p,
         Err(e) => {
             // Under a launcher every rank refuses; one line from rank 0 is enough.
@@ -58,11 +70,23 @@ pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> i32 {
     }
 }
 
-fn plan(
+/// "1,2,4"
+pub fn list(counts: &[usize]) -> String {
+    counts
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The plan of `fabbench run` as given, or at `ranks` ranks writing into `out` (one count of a
+/// scaling run).
+pub fn plan(
     args: &RunArgs,
     matches: &ArgMatches,
     single: &Given,
     started: Started,
+    count: Option<(usize, &std::path::Path)>,
 ) -> Result<Plan, PlanError> {
     let mut b = PlanBuilder::new()
         .started(started)
@@ -71,8 +95,13 @@ fn plan(
         .bootstrap(args.bootstrap.as_deref())
         .mpirun(&args.mpirun)
         .out(&args.out);
-    if let Some(n) = args.ranks {
-        b = b.ranks(n);
+    match count {
+        Some((n, out)) => b = b.ranks(n).out(out),
+        None => {
+            if let Some(n) = args.ranks.as_ref().and_then(|c| c.0.first()) {
+                b = b.ranks(*n);
+            }
+        }
     }
     for s in &args.set {
         b = b.set(s);

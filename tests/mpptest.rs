@@ -225,7 +225,7 @@ fn gop_result<T>(comm: &Comm, p: &MpptestParams, read: impl Fn(&GopBench) -> Vec
     let m = bench.at(&key).unwrap();
     assert!(m.validate, "collective results are checked");
     for i in 0..3 {
-        bench.prepare(i);
+        bench.prepare(i).unwrap();
         bench.iteration(i).unwrap();
         bench.check(i).unwrap();
     }

@@ -85,6 +85,7 @@ fn a_run_writes_every_result_file_consistently() {
             "emulated",
             "ranks",
             "size",
+            "params",
             "metric",
             "unit",
             "value",

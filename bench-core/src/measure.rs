@@ -199,6 +199,43 @@ pub enum Layout {
     /// mpptest's data layout (`#p0 p1 dist len ave time (us) rate`), its gnuplot script, and
     /// the breakpoints fabbench finds in the curve.
     Mpptest(MpptestLayout),
+    /// The NAS Parallel Benchmarks' report, one per kernel run.
+    Npb(NpbLayout),
+    /// The nbody code's report.
+    Nbody(NbodyLayout),
+}
+
+/// What NPB's report states about each kernel of a run, beside what was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NpbLayout {
+    /// "S", "W", "A", "B", "C"
+    pub class: String,
+    pub kernels: Vec<NpbKernel>,
+}
+
+/// One kernel's fixed facts for the class run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NpbKernel {
+    /// The point key's `kernel` value: "cg".
+    pub kernel: String,
+    /// NPB's name: "CG".
+    pub name: String,
+    /// NPB's Size field: "1400", "64x 64x 64".
+    pub size: String,
+    pub iterations: u32,
+    /// NPB's Operation type field: "floating point".
+    pub operation: String,
+}
+
+/// What an nbody run simulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NbodyLayout {
+    pub bodies: u64,
+    pub steps: u64,
+    /// "allgather" or "ring".
+    pub exchange: String,
+    pub dt: f64,
+    pub softening: f64,
 }
 
 /// How an mpptest run prints: what its title and columns say, and the output options given.
@@ -255,6 +292,46 @@ pub struct Point {
     /// samples are one batch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<u64>,
+    /// How each sample's time divides between computing and communicating (application
+    /// kernels): None when the suite does not measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+}
+
+/// Each sample's time divided between computing and communicating, as the mean over ranks of
+/// each rank's own split: compute is the time inside the suite's compute regions, comm the
+/// rest of the timed section (inside communication calls, waiting included).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub compute_ns: Vec<u64>,
+    pub comm_ns: Vec<u64>,
+}
+
+impl Split {
+    /// The share of the time spent communicating, over every sample (0 when there is none).
+    pub fn comm_share(&self) -> f64 {
+        let comm: u64 = self.comm_ns.iter().sum();
+        let compute: u64 = self.compute_ns.iter().sum();
+        if comm + compute == 0 {
+            0.0
+        } else {
+            comm as f64 / (comm + compute) as f64
+        }
+    }
+
+    /// The metrics a split is reported as: compute and communication time, in seconds.
+    pub fn metrics() -> [Metric; 2] {
+        let seconds = |name: &str| Metric {
+            name: name.into(),
+            unit: "s".into(),
+            better: Better::Lower,
+            derive: Derivation::Time {
+                divisor: 1.0,
+                unit_ns: 1e9,
+            },
+        };
+        [seconds("compute"), seconds("comm")]
+    }
 }
 
 impl Point {
@@ -337,6 +414,7 @@ mod tests {
             samples_ns,
             validated: None,
             batches: Vec::new(),
+            split: None,
         }
     }
 

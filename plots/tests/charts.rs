@@ -350,6 +350,7 @@ fn kernel_runs(dir: &Path) -> Vec<PathBuf> {
             samples_ns: vec![(secs * 1e9) as u64; 3],
             validated: None,
             batches: Vec::new(),
+            split: None,
         }];
         run.series = vec![s];
         let d = dir.join(&run.manifest.run_id);

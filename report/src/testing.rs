@@ -26,6 +26,7 @@ pub fn run(id: &str, fabrics: &[&str], points: &[P<'_>]) -> Run {
             samples_ns: vec![(us * 1000.0).round() as u64],
             validated: None,
             batches: Vec::new(),
+            split: None,
         };
         match series
             .iter_mut()

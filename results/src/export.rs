@@ -8,6 +8,8 @@ use crate::files::{ManifestJson, ResultsJson, SamplesCsv, SummaryCsv};
 use crate::hist::Histograms;
 use crate::model::Run;
 use crate::mpptest::MpptestFiles;
+use crate::nbody::NbodyText;
+use crate::npb::NpbText;
 use crate::osu::OsuText;
 use crate::ResultsError;
 
@@ -20,6 +22,8 @@ pub static EXPORTERS: &[&dyn Exporter] = &[
     &Histograms,
     &OsuText,
     &MpptestFiles,
+    &NpbText,
+    &NbodyText,
 ];
 
 /// Every file of a run directory, in the order written.

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use bench_core::measure::{Layout, Metric, PointKey};
+use bench_core::measure::{Layout, Metric, PointKey, Split};
 use serde::{Deserialize, Serialize};
 
 use crate::exporter::Exporter;
@@ -22,6 +22,9 @@ pub struct PointIndex {
     /// How those rows split into timed batches (absent: one batch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<u64>,
+    /// Each sample's compute and communication time (application kernels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
 }
 
 /// A series as manifest.json lists it.
@@ -67,6 +70,7 @@ impl ManifestFile {
                             validated: p.validated,
                             samples: p.samples_ns.len(),
                             batches: p.batches.clone(),
+                            split: p.split.clone(),
                         })
                         .collect(),
                     notes: s.notes.clone(),
@@ -92,12 +96,13 @@ impl Exporter for ManifestJson {
 pub struct SummaryCsv;
 
 /// summary.csv's columns, written even when there are no rows.
-const SUMMARY_COLUMNS: [&str; 18] = [
+const SUMMARY_COLUMNS: [&str; 19] = [
     "suite",
     "fabric",
     "emulated",
     "ranks",
     "size",
+    "params",
     "metric",
     "unit",
     "value",
@@ -272,6 +277,7 @@ mod tests {
             samples_ns: vec![100],
             validated: None,
             batches: Vec::new(),
+            split: None,
         }]);
         let full = String::from_utf8(SummaryCsv.export(&one).unwrap()[0].1.clone()).unwrap();
         assert_eq!(

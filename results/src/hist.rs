@@ -256,6 +256,7 @@ mod tests {
             samples_ns: samples,
             validated: None,
             batches: Vec::new(),
+            split: None,
         }
     }
 

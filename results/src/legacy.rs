@@ -112,6 +112,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     // A schema-0 run was only written when every check passed.
                     validated: m.options.validate.then_some(true),
                     batches: Vec::new(),
+                    split: None,
                 })
                 .collect();
             series.push(Series {

@@ -14,10 +14,15 @@ pub mod hist;
 pub mod legacy;
 pub mod model;
 pub mod mpptest;
+pub mod nbody;
+pub mod npb;
 pub mod osu;
 pub mod read;
 pub mod run_dir;
+pub mod scaling;
 mod source;
+#[cfg(test)]
+mod testing;
 
 pub use error::ResultsError;
 pub use model::{Run, SCHEMA_VERSION};

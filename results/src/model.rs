@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use bench_core::machine::HostInfo;
-use bench_core::measure::{Layout, Metric, Point, PointKey};
+use bench_core::measure::{Layout, Metric, Point, PointKey, Split};
 use bench_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -143,6 +143,9 @@ pub struct Record {
     pub ranks: usize,
     /// The message size, for suites whose points are sizes.
     pub size: Option<u64>,
+    /// The point's named parameters, `name=value;name=value` (an NPB kernel's
+    /// `class=A;kernel=cg`); empty for points that are only a size.
+    pub params: String,
     pub metric: String,
     pub unit: String,
     /// The figure the suite prints (mean latency; total bytes over total time for bandwidth;
@@ -170,6 +173,7 @@ impl Record {
             emulated: s.emulated,
             ranks: s.ranks,
             size: p.key.size,
+            params: p.key.params_text(),
             metric: m.name.clone(),
             unit: m.unit.clone(),
             value: p.headline_of(m),
@@ -193,15 +197,32 @@ impl Record {
 
 impl Series {
     /// One record per point and metric.
+    /// One record per point and metric, then, for points that split their time, one for
+    /// compute and one for communication time.
     pub fn records(&self) -> Vec<Record> {
-        self.points
-            .iter()
-            .flat_map(|p| {
-                p.metrics.iter().filter_map(move |m| {
-                    Summary::of(&p.values_of(m)).map(|st| Record::of(self, p, m, st))
-                })
-            })
-            .collect()
+        let mut out = Vec::new();
+        for p in &self.points {
+            for m in &p.metrics {
+                if let Some(st) = Summary::of(&p.values_of(m)) {
+                    out.push(Record::of(self, p, m, st));
+                }
+            }
+            if let Some(split) = &p.split {
+                let [compute, comm] = Split::metrics();
+                for (m, ns) in [(compute, &split.compute_ns), (comm, &split.comm_ns)] {
+                    let part = Point {
+                        samples_ns: ns.clone(),
+                        metrics: vec![m.clone()],
+                        split: None,
+                        ..p.clone()
+                    };
+                    if let Some(st) = Summary::of(&part.values()) {
+                        out.push(Record::of(self, &part, &m, st));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The point measured at `key`.
@@ -276,6 +297,7 @@ mod tests {
             samples_ns: vec![1000, 3000],
             validated: Some(true),
             batches: Vec::new(),
+            split: None,
         };
         let s = Series {
             suite: "x".into(),

@@ -25,7 +25,7 @@ use crate::ResultsError;
 pub fn layout(series: &Series) -> Option<&MpptestLayout> {
     match &series.layout {
         Layout::Mpptest(l) => Some(l),
-        Layout::Osu { .. } => None,
+        Layout::Osu { .. } | Layout::Npb(_) | Layout::Nbody(_) => None,
     }
 }
 
@@ -486,6 +486,7 @@ mod tests {
             samples_ns,
             validated: None,
             batches,
+            split: None,
         }
     }
 

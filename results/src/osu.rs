@@ -45,7 +45,7 @@ fn parts(layout: &Layout) -> Option<(&str, &str, Columns)> {
                 validation: *validation,
             },
         )),
-        Layout::Mpptest(_) => None,
+        Layout::Mpptest(_) | Layout::Npb(_) | Layout::Nbody(_) => None,
     }
 }
 
@@ -293,6 +293,7 @@ mod tests {
             samples_ns: vec![300, 340],
             validated: None,
             batches: Vec::new(),
+            split: None,
         };
         assert_eq!(
             row(&p, Columns::default()),
@@ -326,6 +327,7 @@ mod tests {
             samples_ns: (1..=100).map(|i| i * 20).collect(),
             validated: Some(true),
             batches: Vec::new(),
+            split: None,
         };
         let r = row(&p, cols);
         assert_eq!(
@@ -351,6 +353,7 @@ mod tests {
             samples_ns: vec![300],
             validated: Some(true),
             batches: Vec::new(),
+            split: None,
         };
         let r = row_multi(8, &[Some(&p), None], &cols, true);
         assert_eq!(

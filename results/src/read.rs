@@ -66,6 +66,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
                 samples_ns: got,
                 validated: p.validated,
                 batches: p.batches,
+                split: p.split,
             });
         }
         series.push(Series {

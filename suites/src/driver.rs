@@ -7,8 +7,8 @@
 //! validating, exactly as OSU does. Barriers bracket each point so no rank's set-up leaks into
 //! another's timing.
 
-use bench_core::measure::{Point, PointKey};
-use transports::comm::Comm;
+use bench_core::measure::{Point, PointKey, Split};
+use transports::comm::{Comm, ReduceOp};
 
 use crate::suite::{Bench, Measure, Schedule, Suite, SuiteError};
 
@@ -125,9 +125,12 @@ fn point<B: Bench>(
     if comm.rank() == 0 {
         report.starting(key)?;
     }
-    let samples_ns = timed(comm, bench, &m)?;
+    let (samples_ns, split) = timed(comm, bench, &m)?;
     if comm.rank() != 0 {
         return Ok(None);
+    }
+    for n in bench.notes() {
+        report.note(&n)?;
     }
     Ok(Some(Point {
         key: key.clone(),
@@ -135,18 +138,26 @@ fn point<B: Bench>(
         samples_ns,
         validated: m.validate.then_some(true),
         batches: Vec::new(),
+        split,
     }))
 }
 
-/// Warm-up and timed iterations between two barriers; the raw duration of each timed one.
-fn timed<B: Bench>(comm: &Comm, bench: &mut B, m: &Measure) -> Result<Vec<u64>, SuiteError> {
+/// Warm-up and timed iterations between two barriers; the raw duration of each timed one (on
+/// rank 0, or the longest over ranks), and how each divides between computing and
+/// communicating when the bench says.
+fn timed<B: Bench>(
+    comm: &Comm,
+    bench: &mut B,
+    m: &Measure,
+) -> Result<(Vec<u64>, Option<Split>), SuiteError> {
     let (iters, skip) = (m.iterations, m.warmup);
     let mut samples = Vec::with_capacity(iters as usize);
+    let mut compute = Vec::new();
     comm.barrier()?;
     let mut prev = 0;
     for i in 0..iters + skip {
         if m.validate {
-            bench.prepare(i);
+            bench.prepare(i)?;
         }
         if i == skip || (m.validate && i > skip) {
             prev = comm.now();
@@ -156,11 +167,49 @@ fn timed<B: Bench>(comm: &Comm, bench: &mut B, m: &Measure) -> Result<Vec<u64>, 
             let t = comm.now();
             samples.push(t - prev);
             prev = t;
+            if let Some(c) = bench.compute_ns() {
+                compute.push(c);
+            }
         }
         if m.validate {
             bench.check(i)?;
         }
     }
     comm.barrier()?;
-    Ok(samples)
+    // Every rank runs the same bench, so every rank has a split or none does.
+    let split = if !compute.is_empty() && compute.len() == samples.len() {
+        split_over_ranks(comm, &samples, &compute)?
+    } else {
+        None
+    };
+    if m.across_ranks {
+        let mine = samples.clone();
+        comm.reduce(&mine, &mut samples, ReduceOp::Max, 0)?;
+    }
+    Ok((samples, split))
+}
+
+/// The mean over ranks of each sample's compute and communication time, on rank 0.
+fn split_over_ranks(
+    comm: &Comm,
+    samples: &[u64],
+    compute: &[u64],
+) -> Result<Option<Split>, SuiteError> {
+    let n = samples.len();
+    let mut mine = Vec::with_capacity(2 * n);
+    mine.extend_from_slice(compute);
+    mine.extend(
+        samples
+            .iter()
+            .zip(compute)
+            .map(|(t, c)| t.saturating_sub(*c)),
+    );
+    let mut sum = vec![0u64; 2 * n];
+    comm.reduce(&mine, &mut sum, ReduceOp::Sum, 0)?;
+    let ranks = comm.size() as u64;
+    let mean = |v: &[u64]| v.iter().map(|x| x / ranks).collect();
+    Ok((comm.rank() == 0).then(|| Split {
+        compute_ns: mean(&sum[..n]),
+        comm_ns: mean(&sum[n..]),
+    }))
 }

@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod driver;
 pub mod erased;
 pub mod mpptest;
+pub mod nbody;
 pub mod npb;
 pub mod options;
 pub mod osu;
@@ -28,7 +29,14 @@ pub use suite::{
 pub const MAX_MESSAGE_SIZE: u64 = 1 << 30;
 
 /// Every suite, in the order `fabbench list` shows them.
-pub static SUITES: &[&dyn DynSuite] = &[&osu::LATENCY, &osu::BW, &osu::BIBW, &mpptest::MPPTEST];
+pub static SUITES: &[&dyn DynSuite] = &[
+    &osu::LATENCY,
+    &osu::BW,
+    &osu::BIBW,
+    &mpptest::MPPTEST,
+    &npb::NPB,
+    &nbody::NBODY,
+];
 
 pub fn find(name: &str) -> Option<&'static dyn DynSuite> {
     SUITES.iter().copied().find(|s| s.name() == name)

@@ -57,6 +57,17 @@ pub struct OptionDef {
     pub help: &'static str,
 }
 
+/// `--repeat N`: how many times an application suite (NPB, nbody) runs its timed section,
+/// each from the initial state; shared so every such suite spells and explains it alike.
+pub const REPEAT: OptionDef = OptionDef {
+    long: "repeat",
+    short: None,
+    dash: Dash::Two,
+    kind: OptionKind::Count,
+    value_name: "N",
+    help: "Timed runs, each from the initial state (default 1, as NPB runs once); every run is a sample",
+};
+
 /// The options a user gave to one suite, by long name. Flags map to an empty value.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SuiteArgs {

@@ -53,6 +53,9 @@ pub struct Measure {
     pub validate: bool,
     /// What the samples report, headline first.
     pub metrics: Vec<Metric>,
+    /// Each sample is the longest any rank took for that iteration (NPB's timing: every rank
+    /// times itself and the maximum is reported), rather than rank 0's own time.
+    pub across_ranks: bool,
 }
 
 /// Chooses points one at a time from the points measured so far (on rank 0; the driver hands
@@ -107,13 +110,26 @@ impl Schedule {
 pub trait Bench {
     /// Gets ready to measure at `key` and says how.
     fn at(&mut self, key: &PointKey) -> Result<Measure, SuiteError>;
-    /// Untimed, before iteration `i` when validating: fill the data it will carry.
-    fn prepare(&mut self, _i: u64) {}
+    /// Untimed, before iteration `i` when validating: fill the data it will carry (or, for an
+    /// application kernel, put its state back to the start).
+    fn prepare(&mut self, _i: u64) -> Result<(), SuiteError> {
+        Ok(())
+    }
     /// One timed iteration.
     fn iteration(&mut self, i: u64) -> Result<(), SuiteError>;
     /// Untimed, after iteration `i` when validating: check what arrived.
     fn check(&mut self, _i: u64) -> Result<(), SuiteError> {
         Ok(())
+    }
+    /// The compute time of the last timed iteration on this rank (nanoseconds of `comm.now()`),
+    /// for suites that separate computing from communicating; None for the others.
+    fn compute_ns(&self) -> Option<u64> {
+        None
+    }
+    /// Lines for the user once a point is measured (rank 0's are reported): an application
+    /// kernel's verification values, say.
+    fn notes(&mut self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -67,6 +67,7 @@ impl Bench for ProbeBench<'_> {
             warmup: 1,
             validate: false,
             metrics: vec![Metric::latency_us(2.0)],
+            across_ranks: false,
         })
     }
 

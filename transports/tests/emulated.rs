@@ -177,3 +177,49 @@ fn every_emulated_result_is_reproducible_across_thread_timing() {
     noise.join().unwrap();
     assert_eq!(quiet, busy);
 }
+
+/// Spins on arithmetic for about `ms` milliseconds of host time; returns a value so the work
+/// is not optimised away.
+fn busy(ms: u64) -> u64 {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let mut x = 1u64;
+    while std::time::Instant::now() < end {
+        for _ in 0..1000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+    }
+    x
+}
+
+#[test]
+fn computing_costs_the_emulated_node_its_scaled_host_time() {
+    // rapidio's card says its node computes 10x slower than this host.
+    let r = on("rapidio", 2, &[], |c| {
+        let t0 = c.now();
+        let host = std::time::Instant::now();
+        let x = c.compute(|| busy(20)).unwrap();
+        let host_ns = host.elapsed().as_nanos() as f64;
+        let virt = (c.now() - t0) as f64;
+        assert_eq!(c.compute_scale().unwrap().1, "rapidio.compute_scale");
+        (x, virt / host_ns)
+    });
+    for x in r {
+        let (_, ratio) = x.unwrap();
+        // The virtual time is 10x the host time inside the closure, a little less than the
+        // host time measured around it.
+        assert!((8.0..=10.05).contains(&ratio), "virtual/host = {ratio}");
+    }
+    // Scaled by 0, computing is free; communication still costs what the model says.
+    let r = on("rapidio", 2, &[("rapidio.compute_scale", "0")], |c| {
+        let t0 = c.now();
+        c.compute(|| busy(5)).unwrap();
+        let t1 = c.now();
+        c.barrier().unwrap();
+        (t1 - t0, c.now() - t1)
+    });
+    for x in r {
+        let (computing, barrier) = x.unwrap();
+        assert_eq!(computing, 0);
+        assert!(barrier > 0);
+    }
+}

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use bench_core::measure::{Layout, MpptestLayout};
 use results::model::{Run, Series};
-use results::{mpptest, osu};
+use results::{mpptest, nbody, npb, osu};
 
 use crate::sink::{Event, Sink};
 
@@ -85,11 +85,12 @@ impl Sink for Text {
                     self.print(&r);
                 }
             }
-            Event::SuiteFinished { run, series } => {
-                if let Layout::Mpptest(l) = &series.layout {
-                    self.mpptest_finished(run, series, l);
-                }
-            }
+            Event::SuiteFinished { run, series } => match &series.layout {
+                Layout::Mpptest(l) => self.mpptest_finished(run, series, l),
+                Layout::Npb(_) => self.print(&npb::text(run, series)),
+                Layout::Nbody(_) => self.print(&nbody::text(run, series)),
+                Layout::Osu { .. } => {}
+            },
             Event::Finished { run } => self.print(&osu::closing(run)),
             Event::Written { path } => {
                 let _ = writeln!(self.notes, "# results: {}", path.display());
@@ -150,6 +151,7 @@ mod tests {
                 samples_ns: vec![1000 + k * 500],
                 validated: None,
                 batches: Vec::new(),
+                split: None,
             })
             .collect();
         Run {

@@ -121,13 +121,15 @@ impl Bench for MpptestBench<'_> {
             warmup: 0,
             validate: matches!(self, MpptestBench::Gop(g) if g.checks()),
             metrics: self.metrics(size),
+            across_ranks: false,
         })
     }
 
-    fn prepare(&mut self, i: u64) {
+    fn prepare(&mut self, i: u64) -> Result<(), SuiteError> {
         if let MpptestBench::Gop(g) = self {
             g.prepare(i);
         }
+        Ok(())
     }
 
     #[inline]

@@ -363,6 +363,7 @@ impl Sampler for MinOfAverages {
                 samples_ns: samples,
                 validated: done[first].validated,
                 batches,
+                split: None,
             });
         }
         let notes = if self.timing.diagnostics {
@@ -404,6 +405,7 @@ mod tests {
                 samples_ns: vec![t; n as usize],
                 validated: None,
                 batches: vec![],
+                split: None,
             });
         }
         let tests = done.clone();
@@ -514,6 +516,7 @@ mod tests {
                 samples_ns: vec![1000; 5],
                 validated: None,
                 batches: vec![],
+                split: None,
             });
         }
         let e = s.finish(done).unwrap_err().to_string();

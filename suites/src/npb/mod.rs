@@ -10,8 +10,10 @@ pub mod is;
 pub mod kernel;
 pub mod mg;
 pub mod random;
+pub mod suite;
 #[cfg(test)]
 pub mod testing;
 
 pub use class::Class;
 pub use kernel::{Kernel, Meter, Problem, Verification};
+pub use suite::{NpbParams, KERNELS, NPB};

@@ -177,10 +177,11 @@ impl<T: OsuTest> Bench for OsuBench<'_, T> {
             warmup,
             validate: io.params.validate,
             metrics: vec![T::metric(size, io.window as u64)],
+            across_ranks: false,
         })
     }
 
-    fn prepare(&mut self, i: u64) {
+    fn prepare(&mut self, i: u64) -> Result<(), SuiteError> {
         let io = &mut self.io;
         prepare(
             &mut io.sbuf.as_mut_slice()[..io.n],
@@ -188,6 +189,7 @@ impl<T: OsuTest> Bench for OsuBench<'_, T> {
             i,
             io.size,
         );
+        Ok(())
     }
 
     #[inline]

@@ -290,6 +290,9 @@ pub struct EmuWire {
     clock: Arc<AtomicU64>,
     /// Why the last offer was refused, for the deadlock report.
     waiting: String,
+    /// The emulated node's compute time per unit of host compute time (the card's
+    /// `compute_scale`), and the tunable that set it.
+    compute_scale: (f64, String),
 }
 
 impl EmuWire {
@@ -304,7 +307,14 @@ impl EmuWire {
             shared,
             clock,
             waiting: String::new(),
+            compute_scale: (1.0, String::new()),
         })
+    }
+
+    /// Scales host compute time by `factor` (set by the tunable `param`) in virtual time.
+    pub fn with_compute_scale(mut self, factor: f64, param: String) -> EmuWire {
+        self.compute_scale = (factor, param);
+        self
     }
 
     fn now(&self) -> Ps {
@@ -467,6 +477,19 @@ impl Wire for EmuWire {
         Ok(())
     }
 
+    fn charge_compute(&mut self, host_ns: u64) -> Result<()> {
+        // This rank held the turn while it computed (one rank thread runs at a time), so its
+        // clock only moves forward from the smallest; the next operation's sync hands the
+        // turn on in virtual-time order.
+        let ps = (host_ns as f64 * self.compute_scale.0 * PS_PER_NS).round() as Ps;
+        self.shared.sched.advance_to(self.rank, self.now() + ps);
+        Ok(())
+    }
+
+    fn compute_scale(&self) -> Option<(f64, String)> {
+        Some(self.compute_scale.clone())
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         let mut d = vec![(
             "time".to_string(),
@@ -519,7 +542,9 @@ pub fn connect(
     }
     let mut cfg = engine_config(ctx.settings);
     engine_overrides(ctx.settings, &mut cfg);
-    let wire = EmuWire::new(rank, shared)?;
+    let scale = format!("{name}.compute_scale");
+    let factor = ctx.settings.float(&scale);
+    let wire = EmuWire::new(rank, shared)?.with_compute_scale(factor, scale);
     Ok(Box::new(Engine::new(
         Box::new(wire),
         cfg,

@@ -1,0 +1,102 @@
+//! `fabbench run SUITE -n 1,2,4`: a strong-scaling run. Each rank count runs as an ordinary
+//! run (its own run directory, under `OUT/STAMP-scaling/nN/`), one after the other; then the
+//! speedup and parallel efficiency of every kernel point against the smallest count are
+//! printed and written beside them as scaling.csv and scaling.txt (and charted with --plot).
+//! Every count's plan is built first, so a count a suite refuses (IS at 3 ranks) stops the run
+//! before anything is measured.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use bench_core::bootstrap::discover::Started;
+use clap::ArgMatches;
+use runner::sinks::Terminal;
+use runner::Plan;
+
+use crate::cli::RunArgs;
+use crate::single_dash::Given;
+use crate::{exit, signals};
+
+/// A directory for this scaling run under `out`, not yet existing: `STAMP-scaling`, or with a
+/// suffix when two start in the same second.
+fn fresh_dir(out: &Path) -> PathBuf {
+    let base = format!("{}-scaling", results::run_dir::stamp(SystemTime::now()));
+    let mut dir = out.join(&base);
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = out.join(format!("{base}-{n}"));
+    }
+    dir
+}
+
+pub fn run(args: &RunArgs, matches: &ArgMatches, single: &Given, counts: &[usize]) -> i32 {
+    let dir = fresh_dir(&args.out);
+    let mut plans: Vec<Plan> = Vec::new();
+    for &n in counts {
+        let out = dir.join(format!("n{n}"));
+        match crate::run::plan(args, matches, single, Started::ByUser, Some((n, &out))) {
+            Ok(p) => plans.push(p),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
+    signals::install();
+    let mut runs = Vec::new();
+    for plan in &plans {
+        eprintln!("# scaling: {} ranks", plan.ranks);
+        match runner::run_until(plan, &mut Terminal::new(), &signals::INTERRUPTED) {
+            Ok(run) => runs.push(run),
+            Err(e) => {
+                if !runs.is_empty() {
+                    eprintln!(
+                        "# the runs that finished are in {}; no scaling table was made",
+                        dir.display()
+                    );
+                }
+                return exit::of(&e);
+            }
+        }
+    }
+    let refs: Vec<&results::Run> = runs.iter().collect();
+    let rows = results::scaling::rows(&refs);
+    let text = results::scaling::text(&rows);
+    print!("{text}");
+    if rows.is_empty() {
+        eprintln!(
+            "# no point was measured at two rank counts: scaling needs kernel points (npb, nbody)"
+        );
+    }
+    let written = results::scaling::csv(&rows)
+        .map_err(|e| e.to_string())
+        .and_then(|csv| {
+            for (name, bytes) in [("scaling.csv", csv), ("scaling.txt", text.into_bytes())] {
+                results::run_dir::write_atomically(&dir.join(name), &bytes)
+                    .map_err(|e| format!("writing {}: {e}", dir.join(name).display()))?;
+            }
+            Ok(())
+        });
+    if let Err(e) = written {
+        eprintln!("error: the runs are written, the scaling table is not: {e}");
+        return exit::FAILED;
+    }
+    eprintln!("# scaling: {}", dir.join("scaling.csv").display());
+    if args.plot {
+        let charts = plots::charts_of(&refs, &[], &plots::Options::default())
+            .and_then(|c| plots::write_all(&c, &dir.join("plots"), plots::Format::Svg));
+        match charts {
+            Ok(files) => eprintln!(
+                "# plots: {} charts in {}",
+                files.len(),
+                dir.join("plots").display()
+            ),
+            Err(e) => {
+                eprintln!("error: the runs are written, their charts are not: {e}");
+                return exit::FAILED;
+            }
+        }
+    }
+    exit::OK
+}

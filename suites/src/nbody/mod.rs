@@ -1,0 +1,8 @@
+//! The nbody benchmark: a distributed direct-summation gravity code (TI's Hyperlink guide
+//! validates its MPI transport with one), as the simulation ([`sim`]) and the suite that runs
+//! and checks it ([`suite`]).
+
+pub mod sim;
+pub mod suite;
+
+pub use suite::{NbodyParams, NBODY};
