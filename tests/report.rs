@@ -89,6 +89,18 @@ fn id(dir: &Path) -> String {
     dir.file_name().unwrap().to_string_lossy().into_owned()
 }
 
+/// How a report names runs `x` and `y` given together: by their run ids' time stamps, or by
+/// the whole ids when the two started in the same second.
+fn labels(x: &Path, y: &Path) -> (String, String) {
+    let (a, b) = (id(x), id(y));
+    let stamp = |i: &str| i.split('-').next().unwrap().to_string();
+    if stamp(&a) == stamp(&b) {
+        (a, b)
+    } else {
+        (stamp(&a), stamp(&b))
+    }
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -226,7 +238,7 @@ fn runs_with_different_sizes_join_and_ratios_are_the_summaries_quotient() {
 #[test]
 fn by_fabric_names_the_run_only_for_a_fabric_in_several() {
     let r = runs();
-    let (a, c) = (id(&r.a), id(&r.c));
+    let (a, c) = labels(&r.a, &r.c);
     let o = report(&[s(&r.c), "--by", "fabric", "--format", "csv"]);
     ok(&o);
     let (header, rows) = parse_csv(&stdout(&o));
@@ -269,7 +281,7 @@ fn by_fabric_names_the_run_only_for_a_fabric_in_several() {
         "--by",
         "fabric",
         "--reference",
-        &c,
+        s(&r.c),
         "--format",
         "csv",
     ]);
@@ -301,7 +313,7 @@ fn by_fabric_names_the_run_only_for_a_fabric_in_several() {
 #[test]
 fn by_run_names_the_fabric_only_for_a_run_with_several() {
     let r = runs();
-    let (a, c) = (id(&r.a), id(&r.c));
+    let (a, c) = labels(&r.a, &r.c);
     let o = report(&[s(&r.a), s(&r.c), "--by", "run", "--format", "csv"]);
     ok(&o);
     let (header, _) = parse_csv(&stdout(&o));
@@ -454,7 +466,7 @@ fn markdown_has_the_legend_tables_and_links_only_to_written_figures() {
 #[test]
 fn html_is_one_standalone_page() {
     let r = runs();
-    let (a, c) = (id(&r.a), id(&r.c));
+    let (a, c) = labels(&r.a, &r.c);
     let out_dir = scratch("report-html");
     let file = out_dir.join("report.html");
     let o = report(&[

@@ -115,11 +115,12 @@ fn a_run_writes_every_result_file_consistently() {
     for (row, (size, shown)) in rows.iter().zip(&printed) {
         let num = |i: usize| row[i].parse::<f64>().unwrap();
         assert_eq!(row[4].parse::<u64>().unwrap(), *size);
-        assert_eq!((&row[5], &row[6]), ("latency", "us"));
-        assert_eq!(format!("{:.2}", num(7)), *shown, "value column vs printed");
-        assert_eq!(num(8), 20.0);
-        assert!(num(9) <= num(11) && num(11) <= num(12) && num(12) <= num(13));
-        assert!(num(13) <= num(14) && num(14) <= num(15));
+        assert_eq!(&row[5], "", "an OSU point has no params");
+        assert_eq!((&row[6], &row[7]), ("latency", "us"));
+        assert_eq!(format!("{:.2}", num(8)), *shown, "value column vs printed");
+        assert_eq!(num(9), 20.0);
+        assert!(num(10) <= num(12) && num(12) <= num(13) && num(13) <= num(14));
+        assert!(num(14) <= num(15) && num(15) <= num(16));
     }
 
     // samples.csv holds every timed iteration

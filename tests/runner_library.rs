@@ -126,7 +126,7 @@ fn emulated_runs_happen_in_this_process_with_the_tunables_asked_for() {
         ],
     );
     let row = cli.summary();
-    assert_eq!(row[0][7].parse::<f64>().unwrap(), e);
+    assert_eq!(row[0][8].parse::<f64>().unwrap(), e);
 }
 
 #[test]
