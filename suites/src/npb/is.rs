@@ -175,6 +175,9 @@ impl Is {
 
         // Bucket the local keys.
         meter.compute(|| {
+            // Scalars and slices in locals: read through the closure's captures they would be
+            // reloaded on every key, since the stores below might alias them.
+            let (shift, buckets, keys_per_rank) = (shift, buckets, keys_per_rank);
             let keys = &mut self.keys[..keys_per_rank];
             // Each iteration plants a small and a large key, so the ranks change.
             if me == 0 {
@@ -192,17 +195,19 @@ impl Is {
                     sizes[buckets + i] = keys[index % keys_per_rank];
                 }
             }
+            let counted = &mut sizes[..buckets];
             for &key in keys.iter() {
-                sizes[(key >> shift) as usize] += 1;
+                counted[(key >> shift) as usize] += 1;
             }
+            let next_of = &mut self.bucket_next[..buckets];
             let mut at = 0;
-            for (next, &size) in self.bucket_next.iter_mut().zip(&sizes[..buckets]) {
+            for (next, &size) in next_of.iter_mut().zip(counted.iter()) {
                 *next = at;
                 at += size as usize;
             }
             let bucketed = &mut self.work[..keys_per_rank];
             for &key in keys.iter() {
-                let next = &mut self.bucket_next[(key >> shift) as usize];
+                let next = &mut next_of[(key >> shift) as usize];
                 bucketed[*next] = key;
                 *next += 1;
             }
