@@ -188,17 +188,31 @@ mod tests {
             .map(|&(n, secs)| testing_run("npb", "shm", n, &[("cg", secs), ("ep", secs)]))
             .collect();
         let mut refs: Vec<&Run> = runs.iter().collect();
-        let lonely = testing_run("npb", "tcp", 2, &[("cg", 1.0)]);
+        let lonely = testing_run("npb", "bxi", 2, &[("cg", 1.0)]);
         refs.push(&lonely);
+        // Efficiency is against the smallest count measured, not against one rank.
+        let tcp: Vec<Run> = [(2, 6.0), (4, 4.0)]
+            .iter()
+            .map(|&(n, secs)| testing_run("npb", "tcp", n, &[("cg", secs)]))
+            .collect();
+        refs.extend(tcp.iter());
         let r = rows(&refs);
-        let cg: Vec<&ScalingRow> = r.iter().filter(|x| x.params.contains("cg")).collect();
+        let cg: Vec<&ScalingRow> = r
+            .iter()
+            .filter(|x| x.params.contains("cg") && x.fabric == "shm")
+            .collect();
         assert_eq!(cg.len(), 3, "{r:?}");
         assert_eq!(cg[1].speedup, 8.0 / 5.0);
         assert_eq!(cg[2].efficiency, 2.0 / 4.0);
-        assert!(r.iter().all(|x| x.fabric == "shm"));
+        let tcp4 = r
+            .iter()
+            .find(|x| x.fabric == "tcp" && x.ranks == 4)
+            .unwrap();
+        assert_eq!((tcp4.speedup, tcp4.efficiency), (1.5, 0.75));
+        assert!(r.iter().all(|x| x.fabric != "bxi"), "one count: no scaling");
         let csv = String::from_utf8(csv(&r).unwrap()).unwrap();
         assert!(csv.starts_with("suite,fabric,params,ranks,time,time_unit,rate,rate_unit,speedup,efficiency,comm_share\n"));
-        assert_eq!(csv.lines().count(), 1 + 6);
+        assert_eq!(csv.lines().count(), 1 + 6 + 2);
         let t = text(&r);
         assert!(
             t.contains(
