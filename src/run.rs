@@ -96,7 +96,7 @@ pub fn plan(
         .mpirun(&args.mpirun)
         .out(&args.out);
     match count {
-        Some((n, out)) => b = b.ranks(n).out(out),
+        Some((n, out)) => b = b.ranks(n).out(out).tag(&format!("n{n}")),
         None => {
             if let Some(n) = args.ranks.as_ref().and_then(|c| c.0.first()) {
                 b = b.ranks(*n);

@@ -107,5 +107,9 @@ fn run_id(start: SystemTime, plan: &Plan) -> String {
     let stamp = results::run_dir::stamp(start);
     let suites: Vec<&str> = plan.suites.iter().map(|s| s.name()).collect();
     let fabrics: Vec<&str> = plan.fabrics.iter().map(|f| f.label.as_str()).collect();
-    format!("{stamp}-{}-{}", suites.join("+"), fabrics.join("+"))
+    let id = format!("{stamp}-{}-{}", suites.join("+"), fabrics.join("+"));
+    match &plan.tag {
+        Some(tag) => format!("{id}-{tag}"),
+        None => id,
+    }
 }

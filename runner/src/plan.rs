@@ -129,6 +129,9 @@ pub struct Plan {
     pub rank_program: Option<PathBuf>,
     /// What the manifest records as the command line.
     pub command_line: Vec<String>,
+    /// Appended to the run id (`...-shm-n4`), to tell apart runs that differ in something the
+    /// id does not name, such as the counts of a scaling run.
+    pub tag: Option<String>,
 }
 
 impl Plan {
@@ -161,6 +164,7 @@ pub struct PlanBuilder {
     mpirun: String,
     rank_program: Option<PathBuf>,
     command_line: Vec<String>,
+    tag: Option<String>,
 }
 
 impl Default for PlanBuilder {
@@ -179,6 +183,7 @@ impl Default for PlanBuilder {
             mpirun: "mpirun".into(),
             rank_program: None,
             command_line: std::env::args().collect(),
+            tag: None,
         }
     }
 }
@@ -255,6 +260,12 @@ impl PlanBuilder {
         self
     }
 
+    /// A word appended to the run id (see [`Plan::tag`]).
+    pub fn tag(mut self, tag: &str) -> Self {
+        self.tag = Some(tag.to_string());
+        self
+    }
+
     pub fn mpirun(mut self, program: &str) -> Self {
         self.mpirun = program.to_string();
         self
@@ -321,6 +332,7 @@ impl PlanBuilder {
             mpirun: self.mpirun,
             rank_program: self.rank_program,
             command_line: self.command_line,
+            tag: self.tag,
         })
     }
 
