@@ -754,7 +754,6 @@ impl Kernel for Cg {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{on_ranks, run_kernel};
     use super::*;
 
     #[test]
@@ -877,80 +876,10 @@ mod tests {
         assert!(Cg::check(Class::S, 1 << 22).is_err());
     }
 
-    fn verifies(fabric: &str, class: Class, ranks: usize) {
-        let out = on_ranks(fabric, ranks, |comm| run_kernel::<Cg>(comm, class));
-        for (rank, (v, _)) in out.iter().enumerate() {
-            assert!(
-                v.passed,
-                "{fabric} {class} {ranks} ranks, rank {rank}: {:?}",
-                v.lines
-            );
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", Class::S, ranks);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_rapidio() {
-        for ranks in [1, 2, 4] {
-            verifies("rapidio", Class::S, ranks);
-        }
-    }
-
-    #[test]
-    fn class_w_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", Class::W, ranks);
-        }
-    }
-
     #[test]
     fn eight_ranks_make_a_two_by_four_grid_and_verify() {
-        verifies("shm", Class::S, 8);
+        crate::npb::testing::assert_verifies::<Cg>("shm", 8, Class::S);
     }
 
-    #[test]
-    #[ignore = "slow: class W over TCP"]
-    fn class_w_verifies_on_tcp() {
-        for ranks in [1, 2, 4] {
-            verifies("tcp", Class::W, ranks);
-        }
-    }
-
-    /// Times rank 0's timed section and prints NPB's Mop/s: `cargo test --release -p suites
-    /// npb::cg -- --ignored --nocapture timing`.
-    #[test]
-    #[ignore = "benchmark: class A timing"]
-    fn timing_class_a_on_shm() {
-        for ranks in [1, 2] {
-            let out = on_ranks("shm", ranks, |comm| {
-                let mut k = Cg::new(comm, Class::A).expect("set-up");
-                k.reset(comm).expect("reset");
-                let mut meter = Meter::new(comm);
-                let t0 = comm.now();
-                k.run(comm, &mut meter).expect("timed section");
-                let ns = comm.now() - t0;
-                (
-                    k.verify(comm).expect("verification"),
-                    ns,
-                    meter.compute_ns(),
-                )
-            });
-            let (v, ns, compute) = &out[0];
-            let s = *ns as f64 * 1e-9;
-            println!(
-                "CG.A {ranks} ranks: {s:.3} s, {:.0} Mop/s, compute {:.3} s, verified {}",
-                Cg::operations(Class::A) / s / 1e6,
-                *compute as f64 * 1e-9,
-                v.passed
-            );
-            println!("{}", v.lines.join("; "));
-            assert!(v.passed);
-        }
-    }
+    crate::npb::testing::kernel_tests!(Cg);
 }

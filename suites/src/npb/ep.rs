@@ -302,7 +302,6 @@ impl Kernel for Ep {
 #[cfg(test)]
 mod tests {
     use super::super::random::vranlc;
-    use super::super::testing::{on_ranks, run_kernel};
     use super::*;
 
     #[test]
@@ -331,70 +330,10 @@ mod tests {
         assert_eq!(Ep::operations(Class::A), 536_870_912.0);
     }
 
-    fn verifies(fabric: &str, ranks: usize, class: Class) {
-        let verdicts = on_ranks(fabric, ranks, |comm| run_kernel::<Ep>(comm, class).0);
-        for v in &verdicts {
-            assert!(v.passed, "{fabric} x{ranks} class {class}: {:#?}", v.lines);
-            assert_eq!(v, &verdicts[0]);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_rapidio() {
-        for ranks in [1, 2, 4] {
-            verifies("rapidio", ranks, Class::S);
-        }
-    }
-
     #[test]
     fn class_s_verifies_on_three_ranks() {
-        verifies("shm", 3, Class::S);
+        crate::npb::testing::assert_verifies::<Ep>("shm", 3, Class::S);
     }
 
-    #[test]
-    fn class_w_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::W);
-        }
-    }
-
-    /// Class W on TCP sockets (run by hand: it opens local ports).
-    #[test]
-    #[ignore]
-    fn class_w_verifies_on_tcp() {
-        for ranks in [1, 2, 4] {
-            verifies("tcp", ranks, Class::W);
-        }
-    }
-
-    /// Class A's time and Mop/s on shared memory (run by hand, with --nocapture).
-    #[test]
-    #[ignore]
-    fn class_a_timing_on_shm() {
-        for ranks in [1, 2] {
-            let out = on_ranks("shm", ranks, |comm| {
-                let mut ep = Ep::new(comm, Class::A).expect("set-up");
-                ep.reset(comm).expect("reset");
-                let mut meter = Meter::new(comm);
-                comm.barrier().expect("barrier");
-                let t0 = comm.now();
-                ep.run(comm, &mut meter).expect("run");
-                let ns = comm.now() - t0;
-                (ep.verify(comm).expect("verify").passed, ns)
-            });
-            let secs = out[0].1 as f64 * 1e-9;
-            assert!(out.iter().all(|(passed, _)| *passed));
-            println!(
-                "EP class A on {ranks} ranks: {secs:.3} s, {:.2} Mop/s",
-                Ep::operations(Class::A) / secs / 1e6
-            );
-        }
-    }
+    crate::npb::testing::kernel_tests!(Ep);
 }

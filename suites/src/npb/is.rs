@@ -487,7 +487,7 @@ impl Kernel for Is {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{on_ranks, run_kernel};
+    use super::super::testing::on_ranks;
     use super::*;
 
     #[test]
@@ -512,34 +512,6 @@ mod tests {
         assert_eq!(my_seed(0, 4, 4 << 16), SEED);
     }
 
-    fn verifies(fabric: &str, ranks: usize, class: Class) {
-        let verdicts = on_ranks(fabric, ranks, |comm| run_kernel::<Is>(comm, class).0);
-        for v in &verdicts {
-            assert!(v.passed, "{fabric} x{ranks} class {class}: {:#?}", v.lines);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_rapidio() {
-        for ranks in [1, 2, 4] {
-            verifies("rapidio", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_w_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::W);
-        }
-    }
-
     /// Timed twice in a row, as the suite does: reset must bring back the starting keys.
     #[test]
     fn a_second_timed_section_verifies_too() {
@@ -557,36 +529,5 @@ mod tests {
         assert!(verdicts.iter().flatten().all(|p| *p), "{verdicts:?}");
     }
 
-    /// Class W on TCP sockets (run by hand: it opens local ports).
-    #[test]
-    #[ignore]
-    fn class_w_verifies_on_tcp() {
-        for ranks in [1, 2, 4] {
-            verifies("tcp", ranks, Class::W);
-        }
-    }
-
-    /// Class A's time and Mop/s on shared memory (run by hand, with --nocapture).
-    #[test]
-    #[ignore]
-    fn class_a_timing_on_shm() {
-        for ranks in [1, 2] {
-            let out = on_ranks("shm", ranks, |comm| {
-                let mut is = Is::new(comm, Class::A).expect("set-up");
-                is.reset(comm).expect("reset");
-                let mut meter = Meter::new(comm);
-                comm.barrier().expect("barrier");
-                let t0 = comm.now();
-                is.run(comm, &mut meter).expect("run");
-                let ns = comm.now() - t0;
-                (is.verify(comm).expect("verify").passed, ns)
-            });
-            let secs = out[0].1 as f64 * 1e-9;
-            assert!(out.iter().all(|(passed, _)| *passed));
-            println!(
-                "IS class A on {ranks} ranks: {secs:.3} s, {:.2} Mop/s",
-                Is::operations(Class::A) / secs / 1e6
-            );
-        }
-    }
+    crate::npb::testing::kernel_tests!(Is);
 }

@@ -1028,19 +1028,6 @@ impl Kernel for Mg {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::npb::testing::{on_ranks, run_kernel};
-
-    fn verifies(fabric: &str, ranks: usize, class: Class) {
-        let out = on_ranks(fabric, ranks, |comm| run_kernel::<Mg>(comm, class).0);
-        for v in &out {
-            assert!(
-                v.passed,
-                "MG {class} on {ranks} {fabric} ranks: {:?}",
-                v.lines
-            );
-        }
-        assert!(out.iter().all(|v| v == &out[0]), "ranks disagree");
-    }
 
     #[test]
     fn the_processor_grid_splits_as_npb_does() {
@@ -1099,76 +1086,19 @@ mod tests {
     }
 
     #[test]
-    fn class_s_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::S);
-        }
-    }
-
-    #[test]
     fn class_s_verifies_where_coarse_levels_leave_ranks_idle() {
         // 16 ranks split axis 2 four ways and 32 axis 1 too: the coarsest level is too small
         // for them, and live ranks hand dead ones their points after interp along that axis.
         for ranks in [16, 32] {
-            verifies("rapidio", ranks, Class::S);
+            crate::npb::testing::assert_verifies::<Mg>("rapidio", ranks, Class::S);
         }
     }
 
     #[test]
     #[ignore = "64 emulated ranks take half a minute"]
     fn class_s_verifies_with_idle_ranks_along_every_axis() {
-        verifies("rapidio", 64, Class::S);
+        crate::npb::testing::assert_verifies::<Mg>("rapidio", 64, Class::S);
     }
 
-    #[test]
-    fn class_s_verifies_on_rapidio() {
-        for ranks in [1, 2, 4] {
-            verifies("rapidio", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_w_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::W);
-        }
-    }
-
-    #[test]
-    #[ignore = "class W over TCP, run by hand"]
-    fn class_w_verifies_on_tcp() {
-        for ranks in [1, 2, 4] {
-            verifies("tcp", ranks, Class::W);
-        }
-    }
-
-    /// Times the timed section as the suite does: rank 0's clock around run().
-    fn timed(class: Class, ranks: usize) {
-        let out = on_ranks("shm", ranks, |comm| {
-            let mut k = Mg::new(comm, class).expect("set-up");
-            k.reset(comm).expect("reset");
-            comm.barrier().expect("barrier");
-            let mut meter = Meter::new(comm);
-            let t0 = comm.now();
-            k.run(comm, &mut meter).expect("timed section");
-            let ns = comm.now() - t0;
-            (k.verify(comm).expect("verification"), ns)
-        });
-        let (v, ns) = &out[0];
-        let secs = *ns as f64 / 1e9;
-        println!(
-            "MG {class} on {ranks} shm ranks: {secs:.3} s, {:.0} Mop/s, {:?}",
-            Mg::operations(class) / secs / 1e6,
-            v.lines
-        );
-        assert!(out.iter().all(|(v, _)| v.passed));
-    }
-
-    #[test]
-    #[ignore = "class A timing, run by hand in release"]
-    fn class_a_timing() {
-        for ranks in [1, 2] {
-            timed(Class::A, ranks);
-        }
-    }
+    crate::npb::testing::kernel_tests!(Mg);
 }

@@ -530,70 +530,6 @@ impl Kernel for Ft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::npb::testing::{on_ranks, run_kernel};
-
-    fn verifies(fabric: &str, ranks: usize, class: Class) {
-        let results = on_ranks(fabric, ranks, |comm| run_kernel::<Ft>(comm, class));
-        for (v, _) in &results {
-            assert!(
-                v.passed,
-                "FT {class} on {ranks} {fabric} ranks: {:#?}",
-                v.lines
-            );
-            assert_eq!(v.lines, results[0].0.lines);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_s_verifies_on_rapidio() {
-        for ranks in [1, 2, 4] {
-            verifies("rapidio", ranks, Class::S);
-        }
-    }
-
-    #[test]
-    fn class_w_verifies_on_shm() {
-        for ranks in [1, 2, 4] {
-            verifies("shm", ranks, Class::W);
-        }
-    }
-
-    #[test]
-    #[ignore = "class W over TCP: run by hand"]
-    fn class_w_verifies_on_tcp() {
-        for ranks in [1, 2, 4] {
-            verifies("tcp", ranks, Class::W);
-        }
-    }
-
-    /// Times class A as the suite does (run() on rank 0) and prints Mop/s.
-    #[test]
-    #[ignore = "class A takes seconds: run by hand for timings"]
-    fn class_a_timing_on_shm() {
-        for ranks in [1, 2] {
-            let seconds = on_ranks("shm", ranks, |comm| {
-                let mut k = Ft::new(comm, Class::A).unwrap();
-                k.reset(comm).unwrap();
-                comm.barrier().unwrap();
-                let mut meter = Meter::new(comm);
-                let t0 = comm.now();
-                k.run(comm, &mut meter).unwrap();
-                let t = (comm.now() - t0) as f64 * 1e-9;
-                assert!(k.verify(comm).unwrap().passed);
-                (t, meter.compute_ns() as f64 * 1e-9)
-            });
-            let (time, compute) = seconds[0];
-            let mops = Ft::operations(Class::A) / time / 1e6;
-            println!("FT A on {ranks} shm ranks: {time:.3} s ({compute:.3} s computing), {mops:.0} Mop/s");
-        }
-    }
 
     #[test]
     fn the_facts_are_npbs() {
@@ -651,4 +587,6 @@ mod tests {
         let order: Vec<f64> = dst.iter().map(|v| v.re).collect();
         assert_eq!(order, [0., 1., 2., 6., 7., 8., 3., 4., 5., 9., 10., 11.]);
     }
+
+    crate::npb::testing::kernel_tests!(Ft);
 }
