@@ -19,7 +19,7 @@ pub fn run(args: PlotArgs) -> i32 {
         }
     };
     let mut inputs = Vec::new();
-    for dir in args.runs.iter().flat_map(|d| expand(d)) {
+    for dir in args.runs.iter().flat_map(|d| results::read::runs_in(d)) {
         match Input::load(&dir) {
             Ok(i) => inputs.push(i),
             Err(e) => {
@@ -59,30 +59,6 @@ pub fn run(args: PlotArgs) -> i32 {
             eprintln!("error: {e}");
             exit::FAILED
         }
-    }
-}
-
-/// A scaling run's directory (`run -n 1,2,4`, with scaling.csv) as the run directories inside
-/// it (`nN/RUN_ID`); any other directory as itself.
-pub fn expand(dir: &Path) -> Vec<PathBuf> {
-    if !dir.join("scaling.csv").is_file() {
-        return vec![dir.to_path_buf()];
-    }
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .flat_map(|count| std::fs::read_dir(count).into_iter().flatten().flatten())
-        .map(|e| e.path())
-        .filter(|p| p.join("manifest.json").is_file())
-        .collect();
-    runs.sort();
-    if runs.is_empty() {
-        vec![dir.to_path_buf()]
-    } else {
-        runs
     }
 }
 

@@ -38,7 +38,12 @@ fn format(f: ReportFormat) -> Format {
 }
 
 fn report(args: &ReportArgs) -> Result<(), ReportError> {
-    let inputs = Inputs::read(&args.runs)?;
+    let runs: Vec<std::path::PathBuf> = args
+        .runs
+        .iter()
+        .flat_map(|d| results::read::runs_in(d))
+        .collect();
+    let inputs = Inputs::read(&runs)?;
     let report = Report::build(&inputs, by(args.by), args.reference.as_deref())?;
     let format = format(args.format);
     // Only Markdown and HTML show figures; the others need none drawn.

@@ -275,3 +275,44 @@ fn a_list_of_rank_counts_writes_a_scaling_table() {
         twice.stderr()
     );
 }
+
+#[test]
+fn a_scaling_directory_reports_as_the_runs_inside_it() {
+    let _s = serial();
+    let out = scratch("scaling-report");
+    let o = std::process::Command::new(bin())
+        .args([
+            "run", "npb", "--kernel", "ep", "-n", "1,2", "--fabric", "rapidio", "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let r = raw(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--by",
+        "run",
+        "--format",
+        "csv",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8_lossy(&r.stdout);
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.starts_with("suite,metric,unit,size,params,")
+            && header.contains("-n1")
+            && header.contains("-n2"),
+        "{header}"
+    );
+    assert!(
+        text.contains("npb,mops,Mop/s,,class=S;kernel=ep,"),
+        "{text}"
+    );
+}

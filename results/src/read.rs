@@ -15,6 +15,31 @@ use crate::ResultsError;
 /// The samples of a run by (suite, fabric, point key), in iteration order.
 pub(crate) type Samples = HashMap<(String, String, PointKey), Vec<u64>>;
 
+/// The run directories `dir` stands for: a scaling run's directory (`run -n 1,2,4`, holding
+/// scaling.csv) stands for the runs inside it (`nN/RUN_ID`), in name order; any other
+/// directory for itself.
+pub fn runs_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    if !dir.join("scaling.csv").is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let mut runs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .flat_map(|count| std::fs::read_dir(count).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.join("manifest.json").is_file())
+        .collect();
+    runs.sort();
+    if runs.is_empty() {
+        vec![dir.to_path_buf()]
+    } else {
+        runs
+    }
+}
+
 /// Reads the run in `dir`. Errors name the file that is missing or malformed.
 pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
     let path = dir.join("manifest.json");
