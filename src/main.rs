@@ -13,6 +13,7 @@ mod plot;
 mod report_args;
 mod report_exec;
 mod run;
+mod run_plan;
 mod scaling;
 mod signals;
 mod single_dash;

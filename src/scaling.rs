@@ -35,7 +35,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches, single: &Given, counts: &[usize
     let mut plans: Vec<Plan> = Vec::new();
     for &n in counts {
         let out = dir.join(format!("n{n}"));
-        match crate::run::plan(args, matches, single, Started::ByUser, Some((n, &out))) {
+        match crate::run_plan::plan(args, matches, single, Started::ByUser, Some((n, &out))) {
             Ok(p) => plans.push(p),
             Err(e) => {
                 eprintln!("error: {e}");
