@@ -2,6 +2,8 @@
 //! validates its MPI transport with one), as the simulation ([`sim`]) and the suite that runs
 //! and checks it ([`suite`]).
 
+mod forces;
+mod plummer;
 pub mod sim;
 pub mod suite;
 
