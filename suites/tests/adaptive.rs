@@ -3,18 +3,18 @@
 //! when the chooser says so. Ranks are threads of an emulated fabric, so the values the chooser
 //! sees are exact and the choices reproducible.
 
-use std::sync::{Arc, Mutex};
-use std::thread;
+mod common;
 
-use bench_core::bootstrap::{local, Bootstrap};
+use std::sync::{Arc, Mutex};
+
+use common::run_on_rapidio;
+
 use bench_core::measure::{Layout, Metric, Point, PointKey};
 use suites::{
-    drive, Adaptive, Bench, Measure, OptionDef, ParamError, RankRule, Report, Schedule, Suite,
-    SuiteArgs, SuiteError,
+    Adaptive, Bench, Measure, OptionDef, ParamError, RankRule, Schedule, Suite, SuiteArgs,
+    SuiteError,
 };
 use transports::comm::Comm;
-use transports::fabric::FabricContext;
-use transports::registry;
 
 /// Bisects between 0 and 64 KiB wherever neighbouring latencies differ by more than 20 %.
 struct Bisect {
@@ -125,57 +125,6 @@ impl Suite for Probe {
             n: 0,
         })
     }
-}
-
-/// Rank 0's report: the points, in the order handed over.
-#[derive(Default)]
-struct Points {
-    started: Vec<PointKey>,
-    measured: Vec<Point>,
-}
-
-impl Report for Points {
-    fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError> {
-        self.started.push(key.clone());
-        Ok(())
-    }
-    fn measured(&mut self, point: Point) -> Result<(), SuiteError> {
-        self.measured.push(point);
-        Ok(())
-    }
-    fn note(&mut self, _text: &str) -> Result<(), SuiteError> {
-        Ok(())
-    }
-}
-
-fn run_on_rapidio(suite: &Probe) -> Points {
-    let registry = registry::registry(&[]);
-    let settings = registry.defaults();
-    let def = registry::find("rapidio").unwrap();
-    let (boots, _events) = local::group(2);
-    let reports: Vec<Points> = thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let settings = &settings;
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let ctx = FabricContext { boot, settings };
-                    let comm = Comm::new((def.connect)(&ctx).unwrap());
-                    let mut report = Points::default();
-                    drive(suite, &comm, &(), &mut report).unwrap();
-                    comm.finish().unwrap();
-                    report
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert!(
-        reports[1].measured.is_empty(),
-        "only rank 0 hands points over"
-    );
-    reports.into_iter().next().unwrap()
 }
 
 #[test]

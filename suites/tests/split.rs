@@ -4,19 +4,16 @@
 //! 0 does, in the virtual time of an emulated fabric, so the longest rank, rank 0 and the mean
 //! are far apart.
 
-use std::sync::Arc;
-use std::thread;
+mod common;
 
-use bench_core::bootstrap::{local, Bootstrap};
+use common::run_on_rapidio;
+
 use bench_core::measure::{Layout, Metric, NbodyLayout, Point, PointKey};
 use suites::npb::Meter;
 use suites::{
-    drive, Bench, Measure, OptionDef, ParamError, RankRule, Report, Schedule, Suite, SuiteArgs,
-    SuiteError,
+    Bench, Measure, OptionDef, ParamError, RankRule, Schedule, Suite, SuiteArgs, SuiteError,
 };
 use transports::comm::Comm;
-use transports::fabric::FabricContext;
-use transports::registry;
 
 /// Arithmetic that takes time proportional to `n`.
 fn work(n: u64) -> u64 {
@@ -104,48 +101,9 @@ impl Suite for Uneven {
     }
 }
 
-#[derive(Default)]
-struct Points(Vec<Point>);
-
-impl Report for Points {
-    fn starting(&mut self, _key: &PointKey) -> Result<(), SuiteError> {
-        Ok(())
-    }
-    fn measured(&mut self, point: Point) -> Result<(), SuiteError> {
-        self.0.push(point);
-        Ok(())
-    }
-    fn note(&mut self, _text: &str) -> Result<(), SuiteError> {
-        Ok(())
-    }
-}
-
 /// Rank 0's point from a run of `suite` on two rapidio ranks.
 fn point(suite: &Uneven) -> Point {
-    let registry = registry::registry(&[]);
-    let settings = registry.defaults();
-    let def = registry::find("rapidio").unwrap();
-    let (boots, _events) = local::group(2);
-    let mut reports: Vec<Points> = thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let settings = &settings;
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let ctx = FabricContext { boot, settings };
-                    let comm = Comm::new((def.connect)(&ctx).unwrap());
-                    let mut report = Points::default();
-                    drive(suite, &comm, &(), &mut report).unwrap();
-                    comm.finish().unwrap();
-                    report
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert!(reports[1].0.is_empty(), "only rank 0 hands points over");
-    reports.swap_remove(0).0.pop().expect("one point")
+    run_on_rapidio(suite).measured.pop().expect("one point")
 }
 
 #[test]
