@@ -173,7 +173,7 @@ fn float(cell: &str) -> Option<f64> {
 #[test]
 fn runs_with_different_sizes_join_and_ratios_are_the_summaries_quotient() {
     let r = runs();
-    let (a, b) = (id(&r.a), id(&r.b));
+    let (a, b) = labels(&r.a, &r.b);
     let out_dir = scratch("report-csv");
     let file = out_dir.join("report.csv");
     let o = report(&[
@@ -341,20 +341,22 @@ fn by_tunable_labels_are_the_settings_that_differ() {
 #[test]
 fn the_text_table_has_a_legend_and_a_table_per_suite() {
     let r = runs();
-    let (a, b) = (id(&r.a), id(&r.b));
-    let o = report(&[s(&r.a), s(&r.b), "--by", "run", "--reference", &a]);
+    // Columns are named by label, runs by id.
+    let (ia, ib) = (id(&r.a), id(&r.b));
+    let (a, b) = labels(&r.a, &r.b);
+    let o = report(&[s(&r.a), s(&r.b), "--by", "run", "--reference", &ia]);
     ok(&o);
     let out = stdout(&o);
     assert!(out.starts_with("# fabbench report: 2 runs"), "{out}");
     assert!(
         out.contains(&format!(
-            "#   {b}: run {b}, fabric rapidio (emulated, virtual time), host "
+            "#   {b}: run {ib}, fabric rapidio (emulated, virtual time), host "
         )),
         "{out}"
     );
     assert!(out.contains("eager_limit=16KiB"), "{out}");
     assert!(
-        out.contains(&format!("# reference: run {a} (column {a});")),
+        out.contains(&format!("# reference: run {ia} (column {a});")),
         "{out}"
     );
     let table = out.split("# osu_latency: latency (us)\n").nth(1).unwrap();
@@ -388,7 +390,9 @@ fn the_text_table_has_a_legend_and_a_table_per_suite() {
 #[test]
 fn markdown_has_the_legend_tables_and_links_only_to_written_figures() {
     let r = runs();
-    let (a, b) = (id(&r.a), id(&r.b));
+    // Columns are named by label, runs by id.
+    let ia = id(&r.a);
+    let (a, b) = labels(&r.a, &r.b);
     let out_dir = scratch("report-md");
     let file = out_dir.join("report.md");
     let o = report(&[
@@ -397,7 +401,7 @@ fn markdown_has_the_legend_tables_and_links_only_to_written_figures() {
         "--by",
         "run",
         "--reference",
-        &a,
+        &ia,
         "--format",
         "markdown",
         "-o",
@@ -411,7 +415,7 @@ fn markdown_has_the_legend_tables_and_links_only_to_written_figures() {
         "{md}"
     );
     assert!(
-        md.contains(&format!("\nReference: run {a} (column {a}); ")),
+        md.contains(&format!("\nReference: run {ia} (column {a}); ")),
         "{md}"
     );
     let (sa, sb) = (summary(&r.a), summary(&r.b));
