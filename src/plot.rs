@@ -77,8 +77,9 @@ fn names(runs: &[PathBuf]) -> String {
         .join(", ")
 }
 
-/// `fabbench run --plot`: the charts of the run just written, as SVG into its plots/.
-pub fn after_run(dir: &Path, run: &results::Run) -> Result<Vec<PathBuf>, PlotError> {
-    let charts = plots::charts_of(&[run], &[], &Options::default())?;
+/// `fabbench run --plot`: the charts of the runs just written (one, or a scaling run's), as
+/// SVG into `dir/plots/`.
+pub fn after_run(dir: &Path, runs: &[&results::Run]) -> Result<Vec<PathBuf>, PlotError> {
+    let charts = plots::charts_of(runs, &[], &Options::default())?;
     plots::write_all(&charts, &dir.join("plots"), Format::Svg)
 }

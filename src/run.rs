@@ -49,7 +49,7 @@ pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> i32 {
             match runner::run_until(&plan, &mut Terminal::new(), &signals::INTERRUPTED) {
                 Ok(run) if args.plot => {
                     let dir = args.out.join(&run.manifest.run_id);
-                    match crate::plot::after_run(&dir, &run) {
+                    match crate::plot::after_run(&dir, &[&run]) {
                         Ok(files) => {
                             eprintln!(
                                 "# plots: {} charts in {}",

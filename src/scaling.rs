@@ -84,9 +84,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches, single: &Given, counts: &[usize
     }
     eprintln!("# scaling: {}", dir.join("scaling.csv").display());
     if args.plot {
-        let charts = plots::charts_of(&refs, &[], &plots::Options::default())
-            .and_then(|c| plots::write_all(&c, &dir.join("plots"), plots::Format::Svg));
-        match charts {
+        match crate::plot::after_run(&dir, &refs) {
             Ok(files) => eprintln!(
                 "# plots: {} charts in {}",
                 files.len(),

@@ -3,9 +3,10 @@
 //! computing and communicating, and the checks (energy drift, agreement with a one-rank run)
 //! from the suite's notes.
 
-use bench_core::measure::{Layout, NbodyLayout, Point};
+use bench_core::measure::{Layout, NbodyLayout};
 
 use crate::model::{Run, Series};
+use crate::npb::headline;
 
 fn layout(series: &Series) -> Option<&NbodyLayout> {
     match &series.layout {
@@ -16,13 +17,6 @@ fn layout(series: &Series) -> Option<&NbodyLayout> {
 
 fn field(name: &str, value: impl std::fmt::Display) -> String {
     format!(" {name:<22}= {value:>24}\n")
-}
-
-fn headline(p: &Point, name: &str) -> Option<f64> {
-    p.metrics
-        .iter()
-        .find(|m| m.name == name)
-        .map(|m| p.headline_of(m))
 }
 
 /// The report of an nbody series; empty for a series of another layout.

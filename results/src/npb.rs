@@ -40,6 +40,14 @@ fn size_field(size: &str) -> String {
     }
 }
 
+/// The headline of the point's metric called `name`, if it has one.
+pub(crate) fn headline(p: &Point, name: &str) -> Option<f64> {
+    p.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .map(|m| p.headline_of(m))
+}
+
 /// The emulated node's compute scaling, as the run recorded it ("host clock x 10
 /// (rapidio.compute_scale)"), for a series on an emulated fabric.
 pub fn compute_scaling(run: &Run, series: &Series) -> Option<String> {
@@ -55,18 +63,8 @@ pub fn compute_scaling(run: &Run, series: &Series) -> Option<String> {
 
 /// The report of one kernel run.
 fn report(run: &Run, series: &Series, k: &NpbKernel, class: &str, p: &Point) -> String {
-    let time = p
-        .metrics
-        .iter()
-        .find(|m| m.name == "time")
-        .map(|m| p.headline_of(m))
-        .unwrap_or(f64::NAN);
-    let mops = p
-        .metrics
-        .iter()
-        .find(|m| m.name == "mops")
-        .map(|m| p.headline_of(m))
-        .unwrap_or(f64::NAN);
+    let time = headline(p, "time").unwrap_or(f64::NAN);
+    let mops = headline(p, "mops").unwrap_or(f64::NAN);
     let ranks = series.ranks;
     let verified = match p.validated {
         Some(true) => "SUCCESSFUL",
