@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
 use suites::{Dash, OptionKind, SuiteArgs};
 
+pub use crate::compare_args::CompareArgs;
+pub use crate::export_args::ExportArgs;
+pub use crate::history_args::HistoryArgs;
 pub use crate::report_args::ReportArgs;
 use crate::single_dash::Given;
 
@@ -41,6 +44,13 @@ pub enum Command {
     /// One table across run directories: per suite and size a column per fabric, run or
     /// setting, with ratios against a reference run
     Report(ReportArgs),
+    /// Compare a candidate run with a baseline point by point on the raw samples (exit 1 when
+    /// something regressed), or check a run against reference values (--references)
+    Compare(CompareArgs),
+    /// Keep runs over time in a store and show each metric's trend and change points
+    History(HistoryArgs),
+    /// Write a run in the formats CI tools read (github-action-benchmark, Bencher)
+    Export(ExportArgs),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
     /// Internal: run as one rank of a job started by fabbench's launcher

@@ -3,11 +3,18 @@
 //! This binary only parses the command line and maps what the library crates return to output
 //! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `__rank` is one rank of a job the runner
 //! started, `plot` and `report`
-//! draw and tabulate stored runs, `list` prints the registries.
+//! draw and tabulate stored runs, `compare`, `history` and `export` serve CI performance
+//! tracking, `list` prints the registries.
 
 mod autotune;
 mod cli;
+mod compare;
+mod compare_args;
 mod exit;
+mod export;
+mod export_args;
+mod history;
+mod history_args;
 mod list;
 mod plot;
 mod report_args;
@@ -58,6 +65,9 @@ fn real_main() -> i32 {
         Command::Autotune(args) => autotune::run(*args),
         Command::Plot(args) => plot::run(args),
         Command::Report(_) => report_exec::run(),
+        Command::Compare(args) => compare::run(args),
+        Command::History(args) => history::run(args),
+        Command::Export(args) => export::run(args),
         Command::List(args) => list::run(args),
         Command::Rank => exit::rank(runner::rank_process()),
     }

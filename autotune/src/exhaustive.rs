@@ -67,8 +67,8 @@ impl Sweep {
                     .map(|(_, c)| c[j])
                     .collect::<Vec<f64>>()
             };
-            eager.push(crate::stats::median(&pick(true)));
-            rndv.push(crate::stats::median(&pick(false)));
+            eager.push(bench_core::stats::two_sample::median(&pick(true)));
+            rndv.push(bench_core::stats::two_sample::median(&pick(false)));
         }
         (eager, rndv)
     }

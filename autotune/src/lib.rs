@@ -21,7 +21,6 @@ pub mod measure;
 pub mod outcome;
 pub mod params;
 pub mod request;
-pub mod stats;
 mod switch;
 mod threshold;
 mod tune;

@@ -271,9 +271,9 @@ impl<'a> Bench<'a> {
                 let values: Vec<f64> = runs.iter().map(|p| p.value).collect();
                 MeasuredPoint {
                     size: p0.size,
-                    value: crate::stats::median(&values),
+                    value: bench_core::stats::two_sample::median(&values),
                     unit: p0.unit.clone(),
-                    cost_us: crate::stats::median(&samples_us),
+                    cost_us: bench_core::stats::two_sample::median(&samples_us),
                     samples_us,
                 }
             })
@@ -320,7 +320,7 @@ fn measured_point(p: &Point) -> MeasuredPoint {
         .collect();
     // The median, not the suite's mean: one iteration the system interrupted should not
     // move a decision (on virtual time the two agree).
-    let median = crate::stats::median(&samples_us);
+    let median = bench_core::stats::two_sample::median(&samples_us);
     MeasuredPoint {
         size,
         value: p.headline(),

@@ -13,7 +13,7 @@ use crate::measure::{Bench, Halt};
 use crate::outcome::{Decision, Evidence, SizeVerdict, SwitchEvidence};
 use crate::params::switch_values;
 use crate::request::Param;
-use crate::stats;
+use bench_core::stats::two_sample as stats;
 
 /// Per-size significance on a real fabric.
 const ALPHA: f64 = 0.05;
@@ -316,8 +316,13 @@ fn compare(
                 winner,
             }
         } else {
-            let iv =
-                stats::median_ratio_interval(&pa.samples_us, &pb.samples_us, RESAMPLES, pa.size);
+            let iv = stats::median_ratio_interval(
+                &pa.samples_us,
+                &pb.samples_us,
+                RESAMPLES,
+                pa.size,
+                0.95,
+            );
             let p = stats::mann_whitney_p(&pa.samples_us, &pb.samples_us);
             let winner = if p < ALPHA && iv.high < 1.0 {
                 Some(values[1].to_string())

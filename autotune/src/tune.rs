@@ -16,7 +16,8 @@ use crate::measure::{Bench, Halt, Observer};
 use crate::outcome::{Decision, Evidence, Gain, Outcome, Verification, SCHEMA_VERSION};
 use crate::params::Role;
 use crate::request::{Request, Tuning};
-use crate::{stats, switch, threshold};
+use crate::{switch, threshold};
+use bench_core::stats::two_sample as stats;
 
 /// Share of the budget the search may use; the rest is kept for the verification.
 const SEARCH_SHARE: f64 = 0.8;
@@ -233,7 +234,8 @@ fn verify(
             (gain, gain)
         } else {
             // The gain is cost(default)/cost(tuned) - 1: the interval of that ratio of medians.
-            let iv = stats::median_ratio_interval(&pt.samples_us, &pd.samples_us, 2000, pd.size);
+            let iv =
+                stats::median_ratio_interval(&pt.samples_us, &pd.samples_us, 2000, pd.size, 0.95);
             (iv.low - 1.0, iv.high - 1.0)
         };
         per_size.push(Gain {

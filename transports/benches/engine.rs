@@ -22,6 +22,7 @@ fn cfg() -> EngineConfig {
         rx_thread: false,
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(30),
+        inject_delay_ns: 0,
     }
 }
 

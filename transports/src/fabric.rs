@@ -107,7 +107,9 @@ impl FabricDef {
         let line = settings
             .iter()
             .filter(|(name, v, _)| {
-                let irrelevant = *name == "timeout" || self.ignores.contains(name);
+                // A fault injection shows only when it is on.
+                let off = *name == "inject_delay_ns" && v.to_string() == "0";
+                let irrelevant = *name == "timeout" || off || self.ignores.contains(name);
                 // MPI runs its own protocols: only the MPI variables that are set matter.
                 let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
                     && !irrelevant
@@ -128,7 +130,13 @@ impl FabricDef {
 
 /// What an emulated fabric ignores: its ranks are threads in virtual time (no placement) and
 /// its wires have no single copy.
-pub const EMULATED_IGNORES: &[&str] = &["bind", "single_copy", "single_copy_share"];
+/// Nor does it take `inject_delay_ns`: its models have their own per-message overheads.
+pub const EMULATED_IGNORES: &[&str] = &[
+    "bind",
+    "single_copy",
+    "single_copy_share",
+    "inject_delay_ns",
+];
 
 /// Tunables of the engine, shared by every native and emulated fabric.
 pub const ENGINE_TUNABLES: &[Def] = &[
@@ -184,6 +192,15 @@ pub const ENGINE_TUNABLES: &[Def] = &[
         help: "longest wait on a peer before the run fails naming the peer and stage",
     },
     Def {
+        name: "inject_delay_ns",
+        kind: Kind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "busy-wait this long before each message a rank sends (native fabrics): a slowdown of known size, to check that a CI gate catches it; 0 is off",
+    },
+    Def {
         name: "bind",
         kind: Kind::Choice(&["core", "none"]),
         default: "core",
@@ -222,6 +239,7 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
         rx_thread: s.flag("rx_thread"),
         schedule: Schedule::parse(s.text("rndv_schedule")).expect("validated choice"),
         timeout: s.duration("timeout"),
+        inject_delay_ns: s.int("inject_delay_ns") as u64,
     }
 }
 

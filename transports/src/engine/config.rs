@@ -55,6 +55,9 @@ pub struct EngineConfig {
     pub rx_thread: bool,
     pub schedule: Schedule,
     pub timeout: Duration,
+    /// Nanoseconds to busy-wait before each send (`inject_delay_ns`): a known slowdown for
+    /// checking a regression gate; 0 is off.
+    pub inject_delay_ns: u64,
 }
 
 /// Single-copy transfers below this are read by the receiver alone: the sender's share would

@@ -48,6 +48,8 @@ pub struct Engine {
     rank: usize,
     size: usize,
     timeout: Duration,
+    /// Busy-wait before each send, on a real clock only (see [`EngineConfig::inject_delay_ns`]).
+    inject_delay_ns: u64,
     reporter: Option<Arc<dyn Bootstrap>>,
     rx: Mutex<Option<RxThread>>,
 }
@@ -106,12 +108,18 @@ impl Engine {
             stage: "setup".into(),
             fatal: None,
         };
+        let inject_delay_ns = if clock.is_virtual() {
+            0
+        } else {
+            cfg.inject_delay_ns
+        };
         let engine = Engine {
             core: Arc::new(SpinLock::new(Core { wire, st })),
             clock,
             rank,
             size,
             timeout: cfg.timeout,
+            inject_delay_ns,
             reporter,
             rx: Mutex::new(None),
         };
@@ -190,6 +198,13 @@ impl Transport for Engine {
         tag: Tag,
         ctx: Context,
     ) -> Result<ReqId> {
+        if self.inject_delay_ns != 0 {
+            // Outside the lock, so a receive thread still progresses meanwhile.
+            let until = self.clock.now() + self.inject_delay_ns;
+            while self.clock.now() < until {
+                std::hint::spin_loop();
+            }
+        }
         let mut guard = self.lock()?;
         let core = &mut *guard;
         if dst >= self.size {

@@ -179,6 +179,7 @@ fn cfg(eager_limit: usize) -> EngineConfig {
         rx_thread: false,
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(10),
+        inject_delay_ns: 0,
     }
 }
 

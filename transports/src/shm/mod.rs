@@ -517,6 +517,7 @@ mod tests {
             rx_thread: false,
             schedule: Schedule::RoundRobin,
             timeout: Duration::from_secs(20),
+            inject_delay_ns: 0,
         };
         let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout)
             .with_probe(probe, cfg.single_copy_share);

@@ -1,5 +1,6 @@
-//! The statistics behind an A/B of an on/off setting. On a real fabric a setting's effect is
-//! often a few percent, the same order as the run-to-run noise, so autotune must decide from
+//! Two-sample statistics: is B different from A, and by how much? Autotune's A/B of an on/off
+//! setting and `fabbench compare` of two runs both ask it. On a real fabric an effect is
+//! often a few percent, the same order as the run-to-run noise, so both must decide from
 //! the raw per-iteration samples whether a difference is real, and how large it is, without
 //! assuming the noise is normal: timing samples are skewed, with a floor set by the hardware
 //! and a long right tail of interrupts, preemption and contention, so a few outliers would
@@ -70,13 +71,19 @@ pub struct Interval {
     pub high: f64,
 }
 
-/// median(b) / median(a) with a 95 % percentile bootstrap interval: `resamples` times, resample
-/// each side with replacement and take the ratio of medians; low/high are the 2.5th and 97.5th
-/// percentiles. Deterministic for a given seed.
+/// median(b) / median(a) with a percentile bootstrap interval at `confidence` (0.95: the 2.5th
+/// and 97.5th percentiles): `resamples` times, resample each side with replacement and take
+/// the ratio of medians. Deterministic for a given seed.
 ///
 /// Percentiles interpolate linearly between order statistics (numpy's default). When either side
 /// is empty every field is NaN; with no resamples the estimate stands and low/high are NaN.
-pub fn median_ratio_interval(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> Interval {
+pub fn median_ratio_interval(
+    a: &[f64],
+    b: &[f64],
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> Interval {
     let estimate = median(b) / median(a);
     if a.is_empty() || b.is_empty() || resamples == 0 {
         return Interval {
@@ -99,8 +106,8 @@ pub fn median_ratio_interval(a: &[f64], b: &[f64], resamples: usize, seed: u64) 
     ratios.sort_unstable_by(f64::total_cmp);
     Interval {
         estimate,
-        low: percentile_of_sorted(&ratios, 0.025),
-        high: percentile_of_sorted(&ratios, 0.975),
+        low: percentile_of_sorted(&ratios, (1.0 - confidence) / 2.0),
+        high: percentile_of_sorted(&ratios, (1.0 + confidence) / 2.0),
     }
 }
 
@@ -322,7 +329,7 @@ mod tests {
     fn bootstrap_interval_brackets_the_estimate() {
         let a = timings(300, 4);
         let b = timings(300, 5);
-        let interval = median_ratio_interval(&a, &b, 2000, 42);
+        let interval = median_ratio_interval(&a, &b, 2000, 42, 0.95);
         assert_eq!(interval.estimate, median(&b) / median(&a));
         assert!(
             interval.low < interval.estimate && interval.estimate < interval.high,
@@ -337,9 +344,9 @@ mod tests {
     fn bootstrap_is_deterministic_for_a_seed() {
         let a = timings(200, 6);
         let b = timings(200, 7);
-        let first = median_ratio_interval(&a, &b, 500, 9);
-        assert_eq!(first, median_ratio_interval(&a, &b, 500, 9));
-        let other_seed = median_ratio_interval(&a, &b, 500, 10);
+        let first = median_ratio_interval(&a, &b, 500, 9, 0.95);
+        assert_eq!(first, median_ratio_interval(&a, &b, 500, 9, 0.95));
+        let other_seed = median_ratio_interval(&a, &b, 500, 10, 0.95);
         assert_eq!(other_seed.estimate, first.estimate);
         assert_ne!((other_seed.low, other_seed.high), (first.low, first.high));
     }
@@ -348,7 +355,7 @@ mod tests {
     fn bootstrap_sees_a_ten_percent_gain() {
         let a = timings(500, 8);
         let b: Vec<f64> = a.iter().map(|x| 0.9 * x).collect();
-        let interval = median_ratio_interval(&a, &b, 2000, 11);
+        let interval = median_ratio_interval(&a, &b, 2000, 11, 0.95);
         assert!(close(interval.estimate, 0.9, 1e-12), "{interval:?}");
         assert!(interval.high < 1.0, "{interval:?}");
         assert!(interval.low < 0.9 && 0.9 < interval.high, "{interval:?}");
@@ -358,8 +365,8 @@ mod tests {
     fn bootstrap_of_empty_or_no_resamples() {
         let a = timings(10, 12);
         for interval in [
-            median_ratio_interval(&[], &a, 100, 1),
-            median_ratio_interval(&a, &[], 100, 1),
+            median_ratio_interval(&[], &a, 100, 1, 0.95),
+            median_ratio_interval(&a, &[], 100, 1, 0.95),
         ] {
             assert!(interval.estimate.is_nan(), "{interval:?}");
             assert!(
@@ -367,7 +374,7 @@ mod tests {
                 "{interval:?}"
             );
         }
-        let interval = median_ratio_interval(&a, &a, 0, 1);
+        let interval = median_ratio_interval(&a, &a, 0, 1, 0.95);
         assert_eq!(interval.estimate, 1.0);
         assert!(
             interval.low.is_nan() && interval.high.is_nan(),

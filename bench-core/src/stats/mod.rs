@@ -2,7 +2,10 @@
 //!
 //! Percentiles use the nearest-rank definition on the sorted samples (the value below which at
 //! least q of the samples fall), the same convention HdrHistogram uses, but without its bucket
-//! rounding. The standard deviation is the sample (n - 1) one.
+//! rounding. The standard deviation is the sample (n - 1) one. [`two_sample`] asks whether two
+//! sets of samples differ, and by how much.
+
+pub mod two_sample;
 
 use serde::{Deserialize, Serialize};
 
