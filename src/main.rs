@@ -10,6 +10,7 @@ mod autotune;
 mod cli;
 mod compare;
 mod compare_args;
+mod compare_refs;
 mod exit;
 mod export;
 mod export_args;

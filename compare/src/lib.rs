@@ -4,4 +4,7 @@
 //! checked against reference values with tolerances ([`references`]). The crate never sees the
 //! command line.
 
+pub mod format;
 pub mod references;
+
+pub use format::Format;

@@ -5,6 +5,7 @@
 //! rounding. The standard deviation is the sample (n - 1) one. [`two_sample`] asks whether two
 //! sets of samples differ, and by how much.
 
+pub mod student_t;
 pub mod two_sample;
 
 use serde::{Deserialize, Serialize};
