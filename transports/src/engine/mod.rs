@@ -17,6 +17,7 @@
 //! checks, timeouts and the receive thread).
 
 mod config;
+mod inject;
 mod matching;
 mod ops;
 mod protocol;
@@ -48,8 +49,9 @@ pub struct Engine {
     rank: usize,
     size: usize,
     timeout: Duration,
-    /// Busy-wait before each send, on a real clock only (see [`EngineConfig::inject_delay_ns`]).
-    inject_delay_ns: u64,
+    /// Steps of busy work before each send, on a real clock only: `inject_delay_ns`
+    /// converted at start-up (see [`inject`]).
+    inject_delay_steps: u64,
     reporter: Option<Arc<dyn Bootstrap>>,
     rx: Mutex<Option<RxThread>>,
 }
@@ -108,10 +110,10 @@ impl Engine {
             stage: "setup".into(),
             fatal: None,
         };
-        let inject_delay_ns = if clock.is_virtual() {
+        let inject_delay_steps = if clock.is_virtual() || cfg.inject_delay_ns == 0 {
             0
         } else {
-            cfg.inject_delay_ns
+            inject::steps_for(cfg.inject_delay_ns, &clock)
         };
         let engine = Engine {
             core: Arc::new(SpinLock::new(Core { wire, st })),
@@ -119,7 +121,7 @@ impl Engine {
             rank,
             size,
             timeout: cfg.timeout,
-            inject_delay_ns,
+            inject_delay_steps,
             reporter,
             rx: Mutex::new(None),
         };
@@ -198,12 +200,9 @@ impl Transport for Engine {
         tag: Tag,
         ctx: Context,
     ) -> Result<ReqId> {
-        if self.inject_delay_ns != 0 {
+        if self.inject_delay_steps != 0 {
             // Outside the lock, so a receive thread still progresses meanwhile.
-            let until = self.clock.now() + self.inject_delay_ns;
-            while self.clock.now() < until {
-                std::hint::spin_loop();
-            }
+            inject::busy_steps(self.inject_delay_steps);
         }
         let mut guard = self.lock()?;
         let core = &mut *guard;

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# A CI performance job: run a chosen set of suites, compare the run with a stored baseline
+# (fabbench compare: exit 1 on a regression), publish the Markdown summary, and on the main
+# branch add the run to a history store and show its trends and change points.
+#
+#   scripts/ci-perf.sh --preset emulated --baseline .ci/perf/emulated            # the exact gate
+#   scripts/ci-perf.sh --preset shm --baseline .ci/perf/shm --advisory           # report only
+#   scripts/ci-perf.sh --suites "osu_latency osu_bw" --fabric shm --run-args "-m 1:64K" \
+#       --baseline base/ --noise 5% --history perf-history --main
+#   scripts/ci-perf.sh --preset emulated --baseline .ci/perf/emulated --update-baseline
+#
+# Presets (what fabbench's own CI runs):
+#   emulated  osu_latency osu_bw osu_bibw on hyperlink, rapidio and bxi, 1 B..1 MiB, 20
+#             iterations: virtual time, so exact; the gate fails on any change (--fail-on change)
+#             and the baseline is updated deliberately when a model changes.
+#   shm       osu_latency osu_bw on shm, 1 B..64 KiB: real time, compared with statistics
+#             within a 5 % noise band (the run-to-run noise of a shared 2-core VM).
+#
+# Options:
+#   --preset NAME          emulated or shm (sets suites, fabric, run args, noise, fail-on)
+#   --suites "A B"         suites to run (space separated)
+#   --fabric LIST          fabrics, comma separated
+#   --run-args "ARGS"      further `fabbench run` options (sizes, iterations)
+#   --baseline DIR         a run directory, or a directory holding exactly one (required)
+#   --out DIR              where the run and the summaries go (default ci-perf-out)
+#   --noise PCT            the noise band passed to compare (default 2%)
+#   --fail-on WHAT         regression (default) or change
+#   --advisory             report, never fail (exit 0 whatever compare says)
+#   --history DIR          a history store; the run is added to it with --main
+#   --main                 this is the main branch: add to --history (also when
+#                          GITHUB_REF is refs/heads/main)
+#   --update-baseline      replace the baseline with this run (its manifest.json and
+#                          samples.csv) instead of comparing; commit the result
+#
+# FABBENCH names the binary (default: fabbench on PATH). In GitHub Actions the Markdown summary
+# is appended to $GITHUB_STEP_SUMMARY. Exit status: compare's (0 no regression, 1 regression,
+# 2 bad input), 0 with --advisory, 2 on a bad option here.
+set -euo pipefail
+
+usage() { echo "ci-perf.sh: $*; see the comment at the top of scripts/ci-perf.sh" >&2; exit 2; }
+
+FABBENCH=${FABBENCH:-fabbench}
+suites="" fabric="" run_args="" baseline="" out=ci-perf-out noise=2% fail_on=regression
+advisory=0 history="" main=0 update=0
+[ "${GITHUB_REF:-}" = refs/heads/main ] && main=1
+
+preset() {
+  case $1 in
+    emulated)
+      suites="osu_latency osu_bw osu_bibw" fabric=hyperlink,rapidio,bxi
+      run_args="-m 1:1M -i 20 -x 2" fail_on=change ;;
+    shm)
+      suites="osu_latency osu_bw" fabric=shm run_args="-m 1:64K" noise=5% ;;
+    *) usage "--preset $1: the presets are emulated and shm" ;;
+  esac
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --preset) [ $# -ge 2 ] || usage "--preset needs a value"; preset "$2"; shift 2 ;;
+    --suites) suites=${2:?}; shift 2 ;;
+    --fabric) fabric=${2:?}; shift 2 ;;
+    --run-args) run_args=${2-}; shift 2 ;;
+    --baseline) baseline=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --noise) noise=${2:?}; shift 2 ;;
+    --fail-on) fail_on=${2:?}; shift 2 ;;
+    --advisory) advisory=1; shift ;;
+    --history) history=${2:?}; shift 2 ;;
+    --main) main=1; shift ;;
+    --update-baseline) update=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) usage "unknown option $1" ;;
+  esac
+done
+[ -n "$suites" ] || usage "no suites: give --suites or --preset"
+[ -n "$fabric" ] || usage "no fabric: give --fabric or --preset"
+[ -n "$baseline" ] || usage "no baseline: give --baseline DIR"
+command -v "$FABBENCH" >/dev/null || usage "no fabbench binary at '$FABBENCH' (set FABBENCH)"
+
+# One fresh directory per job, so the run is the only one in it.
+runs="$out/runs"
+rm -rf "$runs" && mkdir -p "$runs"
+echo "== fabbench run $suites --fabric $fabric $run_args"
+# shellcheck disable=SC2086 # the suites and run options are word lists on purpose
+"$FABBENCH" run $suites --fabric "$fabric" $run_args --out "$runs" >"$out/run.txt"
+run=$(find "$runs" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -1)
+[ -n "$run" ] || { echo "ci-perf.sh: the run left no directory in $runs" >&2; exit 1; }
+echo "run: $run"
+
+if [ "$update" = 1 ]; then
+  # Only the canonical files: every other file is derived from them on reading.
+  rm -rf "$baseline" && mkdir -p "$baseline/$(basename "$run")"
+  cp "$run/manifest.json" "$run/samples.csv" "$baseline/$(basename "$run")/"
+  echo "baseline updated: $baseline/$(basename "$run") (commit it, and say why it changed)"
+  exit 0
+fi
+
+echo "== fabbench compare (noise band $noise, fail on $fail_on)"
+status=0
+"$FABBENCH" compare "$baseline" "$run" --noise "$noise" --fail-on "$fail_on" \
+  --export-markdown "$out/summary.md" --export-json "$out/compare.json" || status=$?
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$out/summary.md" ]; then
+  cat "$out/summary.md" >>"$GITHUB_STEP_SUMMARY"
+fi
+
+if [ -n "$history" ] && [ "$main" = 1 ] && [ "$status" != 2 ]; then
+  echo "== fabbench history add (main branch)"
+  rev=${GITHUB_SHA:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+  "$FABBENCH" history add "$run" --store "$history" --revision "$rev"
+  "$FABBENCH" history show --store "$history" --format markdown >"$out/history.md"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    cat "$out/history.md" >>"$GITHUB_STEP_SUMMARY"
+  fi
+fi
+
+if [ "$advisory" = 1 ] && [ "$status" != 0 ]; then
+  echo "ci-perf.sh: advisory only: compare exited $status; not failing the job"
+  exit 0
+fi
+exit "$status"
