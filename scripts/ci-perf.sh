@@ -13,15 +13,17 @@
 #   emulated  osu_latency osu_bw osu_bibw on hyperlink, rapidio and bxi, 1 B..1 MiB, 20
 #             iterations: virtual time, so exact; the gate fails on any change (--fail-on change)
 #             and the baseline is updated deliberately when a model changes.
-#   shm       osu_latency osu_bw on shm, 1 B..64 KiB: real time, compared with statistics
-#             within a 5 % noise band (the run-to-run noise of a shared 2-core VM).
+#   shm       osu_latency osu_bw on shm, 1 B..64 KiB, 5 runs: real time, compared with
+#             statistics over the runs within a 5 % noise band (a shared 2-core VM's noise).
 #
 # Options:
 #   --preset NAME          emulated or shm (sets suites, fabric, run args, noise, fail-on)
 #   --suites "A B"         suites to run (space separated)
 #   --fabric LIST          fabrics, comma separated
 #   --run-args "ARGS"      further `fabbench run` options (sizes, iterations)
-#   --baseline DIR         a run directory, or a directory holding exactly one (required)
+#   --runs K               run the workload K times (default 1); compare treats the runs of
+#                          each side as replicates, so one disturbed run cannot fail the job
+#   --baseline DIR         a run directory, or a directory of runs (required)
 #   --out DIR              where the run and the summaries go (default ci-perf-out)
 #   --noise PCT            the noise band passed to compare (default 2%)
 #   --fail-on WHAT         regression (default) or change
@@ -29,7 +31,7 @@
 #   --history DIR          a history store; the run is added to it with --main
 #   --main                 this is the main branch: add to --history (also when
 #                          GITHUB_REF is refs/heads/main)
-#   --update-baseline      replace the baseline with this run (its manifest.json and
+#   --update-baseline      replace the baseline with these runs (their manifest.json and
 #                          samples.csv) instead of comparing; commit the result
 #
 # FABBENCH names the binary (default: fabbench on PATH). In GitHub Actions the Markdown summary
@@ -41,7 +43,7 @@ usage() { echo "ci-perf.sh: $*; see the comment at the top of scripts/ci-perf.sh
 
 FABBENCH=${FABBENCH:-fabbench}
 suites="" fabric="" run_args="" baseline="" out=ci-perf-out noise=2% fail_on=regression
-advisory=0 history="" main=0 update=0
+advisory=0 history="" main=0 update=0 repeat=1
 [ "${GITHUB_REF:-}" = refs/heads/main ] && main=1
 
 preset() {
@@ -50,7 +52,7 @@ preset() {
       suites="osu_latency osu_bw osu_bibw" fabric=hyperlink,rapidio,bxi
       run_args="-m 1:1M -i 20 -x 2" fail_on=change ;;
     shm)
-      suites="osu_latency osu_bw" fabric=shm run_args="-m 1:64K" noise=5% ;;
+      suites="osu_latency osu_bw" fabric=shm run_args="-m 1:64K" noise=5% repeat=5 ;;
     *) usage "--preset $1: the presets are emulated and shm" ;;
   esac
 }
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
     --suites) suites=${2:?}; shift 2 ;;
     --fabric) fabric=${2:?}; shift 2 ;;
     --run-args) run_args=${2-}; shift 2 ;;
+    --runs) repeat=${2:?}; shift 2 ;;
     --baseline) baseline=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --noise) noise=${2:?}; shift 2 ;;
@@ -77,28 +80,34 @@ done
 [ -n "$fabric" ] || usage "no fabric: give --fabric or --preset"
 [ -n "$baseline" ] || usage "no baseline: give --baseline DIR"
 command -v "$FABBENCH" >/dev/null || usage "no fabbench binary at '$FABBENCH' (set FABBENCH)"
+case $repeat in ''|*[!0-9]*|0) usage "--runs $repeat: give a whole number of runs, 1 or more" ;; esac
 
-# One fresh directory per job, so the run is the only one in it.
+# One fresh directory per job, so its runs are the only ones in it.
 runs="$out/runs"
 rm -rf "$runs" && mkdir -p "$runs"
-echo "== fabbench run $suites --fabric $fabric $run_args"
-# shellcheck disable=SC2086 # the suites and run options are word lists on purpose
-"$FABBENCH" run $suites --fabric "$fabric" $run_args --out "$runs" >"$out/run.txt"
-run=$(find "$runs" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | head -1)
-[ -n "$run" ] || { echo "ci-perf.sh: the run left no directory in $runs" >&2; exit 1; }
-echo "run: $run"
+for i in $(seq "$repeat"); do
+  echo "== fabbench run $suites --fabric $fabric $run_args ($i of $repeat)"
+  # shellcheck disable=SC2086 # the suites and run options are word lists on purpose
+  "$FABBENCH" run $suites --fabric "$fabric" $run_args --out "$runs" >>"$out/run.txt"
+done
+made=$(find "$runs" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sort)
+[ -n "$made" ] || { echo "ci-perf.sh: the runs left no directory in $runs" >&2; exit 1; }
+echo "runs: $(echo "$made" | tr '\n' ' ')"
 
 if [ "$update" = 1 ]; then
   # Only the canonical files: every other file is derived from them on reading.
-  rm -rf "$baseline" && mkdir -p "$baseline/$(basename "$run")"
-  cp "$run/manifest.json" "$run/samples.csv" "$baseline/$(basename "$run")/"
-  echo "baseline updated: $baseline/$(basename "$run") (commit it, and say why it changed)"
+  rm -rf "$baseline"
+  for run in $made; do
+    mkdir -p "$baseline/$(basename "$run")"
+    cp "$run/manifest.json" "$run/samples.csv" "$baseline/$(basename "$run")/"
+  done
+  echo "baseline updated: $baseline (commit it, and say why it changed)"
   exit 0
 fi
 
 echo "== fabbench compare (noise band $noise, fail on $fail_on)"
 status=0
-"$FABBENCH" compare "$baseline" "$run" --noise "$noise" --fail-on "$fail_on" \
+"$FABBENCH" compare "$baseline" "$runs" --noise "$noise" --fail-on "$fail_on" \
   --export-markdown "$out/summary.md" --export-json "$out/compare.json" || status=$?
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$out/summary.md" ]; then
   cat "$out/summary.md" >>"$GITHUB_STEP_SUMMARY"
@@ -107,7 +116,7 @@ fi
 if [ -n "$history" ] && [ "$main" = 1 ] && [ "$status" != 2 ]; then
   echo "== fabbench history add (main branch)"
   rev=${GITHUB_SHA:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
-  "$FABBENCH" history add "$run" --store "$history" --revision "$rev"
+  "$FABBENCH" history add "$runs" --store "$history" --revision "$rev"
   "$FABBENCH" history show --store "$history" --format markdown >"$out/history.md"
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     cat "$out/history.md" >>"$GITHUB_STEP_SUMMARY"

@@ -28,6 +28,15 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.95, value_name = "LEVEL")]
     pub confidence: f64,
 
+    /// Bootstrap resamples of the ratio of medians (at least 100)
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub resamples: usize,
+
+    /// Fewest samples a side needs for a statistical verdict; fewer is "invalid" (not on
+    /// emulated fabrics, which are compared exactly)
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub min_samples: usize,
+
     /// What is printed on stdout
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,

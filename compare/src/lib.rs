@@ -3,8 +3,26 @@
 //! from the raw samples, exact on emulated fabrics and statistical elsewhere; and a run can be
 //! checked against reference values with tolerances ([`references`]). The crate never sees the
 //! command line.
+//!
+//! The parts, in the order data flows: [`input`] finds and reads the run a directory stands
+//! for, [`pairs`] matches the two runs' series, points and metrics and hands each pair to
+//! [`rule`], which decides it; [`render`] prints the [`Comparison`] as a table, Markdown or
+//! JSON, and [`write`] puts exports in place whole.
 
+pub mod error;
 pub mod format;
+pub mod input;
+pub mod model;
+pub mod pairs;
 pub mod references;
+pub mod render;
+pub mod rule;
+pub mod settings;
+pub mod write;
 
+pub use error::CompareError;
 pub use format::Format;
+pub use model::{Comparison, Entry, RunInfo, Summary};
+pub use pairs::compare;
+pub use rule::{Decision, Rule, Verdict};
+pub use settings::Settings;

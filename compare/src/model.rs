@@ -1,0 +1,113 @@
+//! What a comparison produces: one [`Entry`] per suite, fabric, point and metric, each with its
+//! [`Decision`], and what identifies the two runs. Renderers and the exit status read this and
+//! nothing else.
+
+use bench_core::measure::{Better, PointKey};
+use results::Run;
+use serde::Serialize;
+
+use crate::rule::{Decision, Verdict};
+use crate::settings::Settings;
+
+/// What names a run in the output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunInfo {
+    pub run_id: String,
+    pub git_revision: String,
+    pub fabbench_version: String,
+    pub start_time: String,
+    pub hostname: String,
+}
+
+impl RunInfo {
+    pub fn of(run: &Run) -> RunInfo {
+        let m = &run.manifest;
+        RunInfo {
+            run_id: m.run_id.clone(),
+            git_revision: m.git_revision.clone(),
+            fabbench_version: m.fabbench_version.clone(),
+            start_time: m.start_time.clone(),
+            hostname: m.host.hostname.clone(),
+        }
+    }
+}
+
+/// One suite, fabric, point and metric, and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub suite: String,
+    pub fabric: String,
+    pub ranks: usize,
+    /// Whether the fabric was emulated (on every side that has it).
+    pub emulated: bool,
+    /// The point; None for a row standing for a whole series that one side lacks.
+    pub key: Option<PointKey>,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// The headline each side reports (mean latency, total bytes over total time ...); None
+    /// where the side lacks it.
+    pub baseline: Option<f64>,
+    pub candidate: Option<f64>,
+    pub decision: Decision,
+}
+
+impl Entry {
+    pub fn verdict(&self) -> Verdict {
+        self.decision.verdict
+    }
+}
+
+/// How many entries got each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub compared: usize,
+    pub regressed: usize,
+    pub improved: usize,
+    pub unchanged: usize,
+    pub invalid: usize,
+}
+
+/// Two sides compared, each one run or several.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub baseline: RunInfo,
+    pub candidate: RunInfo,
+    /// How many runs each side holds (the first one's identity is above): several runs of one
+    /// side are replicates of the same measurement.
+    pub baseline_runs: usize,
+    pub candidate_runs: usize,
+    pub settings: Settings,
+    /// In the baseline's order of series, points and metrics; what only the candidate has
+    /// follows.
+    pub entries: Vec<Entry>,
+}
+
+impl Comparison {
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary {
+            compared: self.entries.len(),
+            ..Summary::default()
+        };
+        for e in &self.entries {
+            match e.verdict() {
+                Verdict::Regressed => s.regressed += 1,
+                Verdict::Improved => s.improved += 1,
+                Verdict::Unchanged => s.unchanged += 1,
+                Verdict::Invalid => s.invalid += 1,
+            }
+        }
+        s
+    }
+
+    /// Whether anything regressed.
+    pub fn regressed(&self) -> bool {
+        self.summary().regressed > 0
+    }
+
+    /// Whether anything regressed or improved.
+    pub fn changed(&self) -> bool {
+        let s = self.summary();
+        s.regressed + s.improved > 0
+    }
+}

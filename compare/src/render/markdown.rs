@@ -1,0 +1,151 @@
+//! The CI job summary's view (GitHub renders it): a heading that says the outcome, the summary
+//! line, the regressions and improvements in the open, and what could not be compared and what
+//! did not change folded into `<details>` blocks, so a page of unchanged rows does not bury the
+//! one that matters.
+
+use super::{cells, header, notes, ranks_vary, summary_line, Renderer};
+use crate::model::{Comparison, Entry};
+use crate::rule::Verdict;
+use crate::CompareError;
+
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn render(&self, c: &Comparison) -> Result<String, CompareError> {
+        let s = c.summary();
+        let outcome = if s.regressed > 0 {
+            format!("{} regressed", s.regressed)
+        } else if s.improved > 0 {
+            format!("no regression, {} improved", s.improved)
+        } else {
+            "no change".into()
+        };
+        let mut out = format!(
+            "## fabbench compare: {outcome}\n\n**{}**\n\n",
+            summary_line(c)
+        );
+        out.push_str(&format!(
+            "Baseline `{}`{} (revision `{}`), candidate `{}`{} (revision `{}`).",
+            c.baseline.run_id,
+            more_runs(c.baseline_runs),
+            c.baseline.git_revision,
+            c.candidate.run_id,
+            more_runs(c.candidate_runs),
+            c.candidate.git_revision
+        ));
+        for note in notes(c) {
+            out.push(' ');
+            out.push_str(note);
+        }
+        out.push_str("\n\n");
+
+        let all: Vec<&Entry> = c.entries.iter().collect();
+        let ranks = ranks_vary(&all);
+        let of =
+            |v: Verdict| -> Vec<&Entry> { c.entries.iter().filter(|e| e.verdict() == v).collect() };
+        let mut changes = of(Verdict::Regressed);
+        changes.extend(of(Verdict::Improved));
+        if !changes.is_empty() {
+            out.push_str("### Regressions and improvements\n\n");
+            out.push_str(&table(&changes, ranks));
+            out.push('\n');
+        }
+        for (verdict, what) in [
+            (Verdict::Invalid, "not compared"),
+            (Verdict::Unchanged, "unchanged"),
+        ] {
+            let rows = of(verdict);
+            if rows.is_empty() {
+                continue;
+            }
+            out.push_str(&format!(
+                "<details><summary>{} {what}</summary>\n\n{}\n</details>\n\n",
+                rows.len(),
+                table(&rows, ranks)
+            ));
+        }
+        Ok(out.trim_end().to_string() + "\n")
+    }
+}
+
+/// A Markdown table of `rows`, numbers aligned right.
+/// " and 4 more runs" after the first run's id, when a side holds several.
+fn more_runs(runs: usize) -> String {
+    match runs {
+        0 | 1 => String::new(),
+        2 => " and 1 more run".into(),
+        n => format!(" and {} more runs", n - 1),
+    }
+}
+
+fn table(rows: &[&Entry], ranks: bool) -> String {
+    let head = header(ranks);
+    let mut out = format!(
+        "| {} |\n|{}|\n",
+        head.iter().map(|(h, _)| *h).collect::<Vec<_>>().join(" | "),
+        head.iter()
+            .map(|(_, right)| if *right { "---:" } else { "---" })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    for e in rows {
+        let texts: Vec<String> = cells(e, ranks).iter().map(|t| escape(t)).collect();
+        out.push_str(&format!("| {} |\n", texts.join(" | ")));
+    }
+    out
+}
+
+/// A cell's text with what would end the cell or start markup escaped.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('<', "&lt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::testing::comparison;
+
+    #[test]
+    fn changes_first_the_rest_folded() {
+        let text = Markdown.render(&comparison()).unwrap();
+        assert!(text.starts_with("## fabbench compare: 1 regressed\n\n**4 compared: 1 regressed"));
+        assert!(text.contains("Baseline `base` (revision `rev-base`), candidate `cand`"));
+        let changes = text.find("### Regressions and improvements").unwrap();
+        let regressed = text.find("| regressed |").unwrap();
+        let improved = text.find("| improved |").unwrap();
+        let invalid = text
+            .find("<details><summary>1 not compared</summary>")
+            .unwrap();
+        let unchanged = text
+            .find("<details><summary>1 unchanged</summary>")
+            .unwrap();
+        assert!(changes < regressed && regressed < improved && improved < invalid);
+        assert!(invalid < unchanged && unchanged < text.find("| unchanged |").unwrap());
+        assert!(
+            text.contains("| suite | fabric | point | metric | baseline |"),
+            "{text}"
+        );
+        assert!(text.contains("|---|---|---|---|---:|"), "{text}");
+        // "<0.001" would open an HTML tag in GitHub's renderer.
+        assert!(
+            text.contains("&lt;0.001") && !text.contains("<0.001"),
+            "{text}"
+        );
+        assert!(text.trim_end().ends_with("</details>"));
+    }
+
+    #[test]
+    fn without_regressions_the_heading_says_so() {
+        let mut c = comparison();
+        c.entries.retain(|e| e.verdict() != Verdict::Regressed);
+        let text = Markdown.render(&c).unwrap();
+        assert!(
+            text.starts_with("## fabbench compare: no regression, 1 improved"),
+            "{text}"
+        );
+        c.entries.retain(|e| e.verdict() != Verdict::Improved);
+        let text = Markdown.render(&c).unwrap();
+        assert!(text.starts_with("## fabbench compare: no change"), "{text}");
+        assert!(!text.contains("### Regressions"), "{text}");
+    }
+}

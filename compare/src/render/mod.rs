@@ -1,0 +1,238 @@
+//! How a [`Comparison`] is printed, one [`Renderer`] per format (hyperfine's exporter shape): an
+//! aligned table for a terminal, Markdown for a CI job's summary page, JSON for tools. A renderer
+//! turns a comparison into text and knows nothing of where it goes. What the printed formats
+//! share lives here: the columns, how numbers and points are written, the summary sentence.
+
+mod json;
+mod markdown;
+mod table;
+
+pub use json::Json;
+pub use markdown::Markdown;
+pub use table::Table;
+
+use std::collections::BTreeSet;
+
+use bench_core::measure::PointKey;
+
+use crate::model::{Comparison, Entry};
+use crate::rule::{p_text, Rule, Verdict};
+use crate::settings::percent;
+use crate::{CompareError, Format};
+
+pub trait Renderer {
+    /// The whole comparison in this format.
+    fn render(&self, comparison: &Comparison) -> Result<String, CompareError>;
+}
+
+/// The renderer of `format`.
+pub fn renderer(format: Format) -> Box<dyn Renderer> {
+    match format {
+        Format::Table => Box::new(Table),
+        Format::Markdown => Box::new(Markdown),
+        Format::Json => Box::new(Json),
+    }
+}
+
+/// `comparison` in `format`.
+pub fn render(comparison: &Comparison, format: Format) -> Result<String, CompareError> {
+    renderer(format).render(comparison)
+}
+
+/// What the printed formats show for a missing cell.
+const MISSING: &str = "-";
+
+/// "22 compared: 2 regressed, 0 improved, 20 unchanged, 0 invalid (noise band ±2%, 95%
+/// confidence)".
+pub fn summary_line(c: &Comparison) -> String {
+    let s = c.summary();
+    format!(
+        "{} compared: {} regressed, {} improved, {} unchanged, {} invalid (noise band ±{}, {} \
+         confidence)",
+        s.compared,
+        s.regressed,
+        s.improved,
+        s.unchanged,
+        s.invalid,
+        percent(c.settings.noise),
+        percent(c.settings.confidence)
+    )
+}
+
+/// Said under the summary: how to read the rows each rule decided, for the rules present.
+pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
+    let decided_by = |rule| {
+        c.entries
+            .iter()
+            .any(|e| e.decision.rule == rule && e.decision.ratio.is_some())
+    };
+    let mut out = Vec::new();
+    if decided_by(Rule::Exact) {
+        out.push(
+            "Rows marked exact ran on emulated fabrics in virtual time: their headlines are \
+             compared exactly, so any difference is real.",
+        );
+    }
+    if decided_by(Rule::Runs) {
+        out.push(
+            "Rows decided by runs had several runs a side: each run's median is one observation, \
+             change and interval are of the median of those (candidate over baseline), so a \
+             change must show in most runs and one disturbed run cannot decide.",
+        );
+    }
+    if decided_by(Rule::Statistical) {
+        out.push(
+            "Elsewhere change and interval are of the median of the raw samples (candidate over \
+             baseline); baseline and candidate are the suites' headline figures.",
+        );
+    }
+    out
+}
+
+/// A byte count in whole binary units where it divides: "8 B", "4 KiB", "1 MiB", "1000 B".
+pub fn size_text(bytes: u64) -> String {
+    for (shift, unit) in [(30u32, "GiB"), (20, "MiB"), (10, "KiB")] {
+        let m = 1u64 << shift;
+        if bytes >= m && bytes.is_multiple_of(m) {
+            return format!("{} {unit}", bytes / m);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// The point: its size, then its parameters as `name=value;name=value`; "(all points)" for a
+/// row standing for a whole series.
+pub fn point_text(key: Option<&PointKey>) -> String {
+    let Some(key) = key else {
+        return "(all points)".into();
+    };
+    let mut parts = Vec::new();
+    if let Some(s) = key.size {
+        parts.push(size_text(s));
+    }
+    if !key.params.is_empty() {
+        parts.push(key.params_text());
+    }
+    parts.join(" ")
+}
+
+/// A value as OSU prints it, two decimals; below 1, four significant digits, so a small
+/// latency or bandwidth still shows its change.
+pub fn value_text(v: Option<f64>) -> String {
+    match v {
+        None => MISSING.into(),
+        Some(v) if v == 0.0 || !v.is_finite() || v.abs() >= 1.0 => format!("{v:.2}"),
+        Some(v) => {
+            let decimals = (3 - v.abs().log10().floor() as i32).clamp(2, 17) as usize;
+            format!("{v:.decimals$}")
+        }
+    }
+}
+
+/// A ratio as a change in percent: 1.159 -> "+15.9%"; a change too small for one decimal
+/// still shows its sign ("+<0.1%"), since on an emulated fabric it is a real change.
+pub fn change_text(ratio: Option<f64>) -> String {
+    let Some(r) = ratio else {
+        return MISSING.into();
+    };
+    let pct = (r - 1.0) * 100.0;
+    if pct != 0.0 && pct.abs() < 0.05 {
+        return if pct > 0.0 { "+<0.1%" } else { "-<0.1%" }.into();
+    }
+    format!("{pct:+.1}%")
+}
+
+/// The interval as changes, "+3.1% .. +5.0%"; "exact" for rows decided exactly.
+pub fn interval_text(e: &Entry) -> String {
+    let d = &e.decision;
+    match (d.low, d.high) {
+        (Some(l), Some(h)) => format!("{} .. {}", change_text(Some(l)), change_text(Some(h))),
+        _ if d.rule == Rule::Exact && d.verdict != Verdict::Invalid => "exact".into(),
+        _ => MISSING.into(),
+    }
+}
+
+/// The verdict; an invalid one with its reason.
+pub fn verdict_text(e: &Entry) -> String {
+    match e.verdict() {
+        Verdict::Invalid => format!("invalid: {}", e.decision.reason),
+        v => v.word().into(),
+    }
+}
+
+/// Whether rows need a rank-count column: only when the comparison holds several counts.
+fn ranks_vary(entries: &[&Entry]) -> bool {
+    entries
+        .iter()
+        .map(|e| e.ranks)
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1
+}
+
+/// The columns of the printed formats, and whether each is a number (aligned right).
+pub(crate) fn header(ranks: bool) -> Vec<(&'static str, bool)> {
+    let mut h = vec![("suite", false), ("fabric", false)];
+    if ranks {
+        h.push(("ranks", true));
+    }
+    h.extend([
+        ("point", false),
+        ("metric", false),
+        ("baseline", true),
+        ("candidate", true),
+        ("change", true),
+        ("interval", true),
+        ("p", true),
+        ("verdict", false),
+    ]);
+    h
+}
+
+/// One entry's cells, matching [`header`].
+pub(crate) fn cells(e: &Entry, ranks: bool) -> Vec<String> {
+    let mut c = vec![e.suite.clone(), e.fabric.clone()];
+    if ranks {
+        c.push(e.ranks.to_string());
+    }
+    c.extend([
+        point_text(e.key.as_ref()),
+        format!("{} ({})", e.metric, e.unit),
+        value_text(e.baseline),
+        value_text(e.candidate),
+        change_text(e.decision.ratio),
+        interval_text(e),
+        e.decision.p.map(p_text).unwrap_or_else(|| MISSING.into()),
+        verdict_text(e),
+    ]);
+    c
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_points_values_and_changes_print_compactly() {
+        assert_eq!(size_text(8), "8 B");
+        assert_eq!(size_text(1024), "1 KiB");
+        assert_eq!(size_text(1 << 20), "1 MiB");
+        assert_eq!(size_text(1000), "1000 B");
+        assert_eq!(size_text(0), "0 B");
+        let k = PointKey::params([("class", "S".to_string()), ("kernel", "cg".to_string())]);
+        assert_eq!(point_text(Some(&k)), "class=S;kernel=cg");
+        assert_eq!(point_text(Some(&PointKey::size(8))), "8 B");
+        assert_eq!(point_text(None), "(all points)");
+        assert_eq!(value_text(Some(31.2916)), "31.29");
+        assert_eq!(value_text(Some(0.0512)), "0.05120");
+        assert_eq!(value_text(None), "-");
+        assert_eq!(change_text(Some(1.159)), "+15.9%");
+        assert_eq!(change_text(Some(0.97)), "-3.0%");
+        assert_eq!(change_text(Some(1.0)), "+0.0%");
+        assert_eq!(change_text(Some(1.0 + 1e-9)), "+<0.1%");
+        assert_eq!(change_text(None), "-");
+    }
+}

@@ -1,0 +1,463 @@
+//! The decision rule for one pair of sample sets: the baseline's values of a metric at a point,
+//! and the candidate's.
+//!
+//! On an emulated fabric (virtual time, nothing timed by the host) a run's numbers are the same
+//! on every machine, so any difference is a real change of the code or the model: the
+//! headlines are compared [`exact`]ly. Anywhere else a difference of a few percent is the size
+//! of run-to-run noise, so a change counts only when it is both significant (Mann-Whitney U on
+//! the raw samples) and large (the bootstrap interval of the ratio of medians lies wholly
+//! outside the noise band): [`statistical`]. Which way is worse comes from the metric.
+
+use bench_core::measure::Better;
+use bench_core::stats::two_sample::{mann_whitney_p, median, median_ratio_interval};
+use serde::Serialize;
+
+use crate::settings::{percent, Settings};
+
+/// What became of one suite, fabric, point and metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regressed,
+    Improved,
+    Unchanged,
+    /// Could not be decided: missing on one side, too few samples, failed validation ...
+    Invalid,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Invalid => "invalid",
+        }
+    }
+}
+
+/// Which rule decided (or would decide) a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Emulated fabric in virtual time: headlines compared for equality.
+    Exact,
+    /// Measured time: a test and an interval on the raw samples.
+    Statistical,
+    /// Measured time, several runs a side: the same test and interval, on each run's median.
+    Runs,
+}
+
+impl Rule {
+    pub fn word(self) -> &'static str {
+        match self {
+            Rule::Exact => "exact",
+            Rule::Statistical => "statistical",
+            Rule::Runs => "runs",
+        }
+    }
+}
+
+/// A verdict and the numbers it was decided on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub rule: Rule,
+    /// Candidate over baseline: of the headlines (exact) or of the medians (statistical).
+    /// None when not computed or not finite.
+    pub ratio: Option<f64>,
+    /// The ratio's confidence interval (statistical only).
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// Mann-Whitney U's two-sided p-value (statistical only).
+    pub p: Option<f64>,
+    /// Why, in a few words.
+    pub reason: String,
+}
+
+impl Decision {
+    /// A pair that could not be decided, and why.
+    pub fn invalid(rule: Rule, reason: impl Into<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Invalid,
+            rule,
+            ratio: None,
+            low: None,
+            high: None,
+            p: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// Emulated fabrics: equal headlines are unchanged; any difference is a change, its direction
+/// the metric's.
+pub fn exact(baseline: f64, candidate: f64, better: Better) -> Decision {
+    if baseline.is_nan() || candidate.is_nan() {
+        return Decision::invalid(Rule::Exact, "no samples to compare");
+    }
+    let ratio = finite(candidate / baseline);
+    let (verdict, reason) = if baseline == candidate {
+        (Verdict::Unchanged, "exact: identical".to_string())
+    } else {
+        let worse = match better {
+            Better::Lower => candidate > baseline,
+            Better::Higher => candidate < baseline,
+        };
+        let verdict = if worse {
+            Verdict::Regressed
+        } else {
+            Verdict::Improved
+        };
+        (
+            verdict,
+            "exact: virtual time, so any difference is real".to_string(),
+        )
+    };
+    Decision {
+        verdict,
+        rule: Rule::Exact,
+        ratio,
+        low: None,
+        high: None,
+        p: None,
+        reason,
+    }
+}
+
+/// Measured time: invalid with fewer than `settings.min_samples` a side; otherwise the ratio of
+/// medians (candidate over baseline) with its bootstrap interval at `settings.confidence`
+/// (`seed` makes it reproducible) and Mann-Whitney U's p-value. A change counts when p is below
+/// `1 - confidence` and the whole interval lies beyond `1 ± noise` on one side.
+pub fn statistical(
+    baseline: &[f64],
+    candidate: &[f64],
+    better: Better,
+    settings: &Settings,
+    seed: u64,
+) -> Decision {
+    let (na, nb) = (baseline.len(), candidate.len());
+    if na < settings.min_samples || nb < settings.min_samples {
+        return Decision::invalid(
+            Rule::Statistical,
+            format!(
+                "too few samples: {na} in the baseline, {nb} in the candidate; at least {} a \
+                 side are needed",
+                settings.min_samples
+            ),
+        );
+    }
+    let interval = median_ratio_interval(
+        baseline,
+        candidate,
+        settings.resamples,
+        seed,
+        settings.confidence,
+    );
+    let (Some(ratio), Some(low), Some(high)) = (
+        finite(interval.estimate),
+        finite(interval.low),
+        finite(interval.high),
+    ) else {
+        return Decision::invalid(
+            Rule::Statistical,
+            "no finite ratio of medians (a median of 0, or infinite values)",
+        );
+    };
+    let p = mann_whitney_p(baseline, candidate);
+    let alpha = 1.0 - settings.confidence;
+    let significant = p < alpha;
+    let above = low > 1.0 + settings.noise;
+    let below = high < 1.0 - settings.noise;
+    let (worse, better_side) = match better {
+        Better::Lower => (above, below),
+        Better::Higher => (below, above),
+    };
+    let band = percent(settings.noise);
+    let (verdict, reason) = if !significant {
+        (
+            Verdict::Unchanged,
+            format!("not significant (p = {} >= {})", p_text(p), p_text(alpha)),
+        )
+    } else if worse || better_side {
+        let verdict = if worse {
+            Verdict::Regressed
+        } else {
+            Verdict::Improved
+        };
+        (
+            verdict,
+            format!("significant, and the interval lies outside ±{band}"),
+        )
+    } else {
+        (
+            Verdict::Unchanged,
+            format!("significant, but the interval reaches into ±{band}"),
+        )
+    };
+    Decision {
+        verdict,
+        rule: Rule::Statistical,
+        ratio: Some(ratio),
+        low: Some(low),
+        high: Some(high),
+        p: Some(p),
+        reason,
+    }
+}
+
+/// The fewest runs a side for [`runs`]: with 3 a side, the smallest p-value Mann-Whitney U can
+/// give is 0.1, so nothing could be significant at the usual 95 %.
+pub const MIN_RUNS: usize = 4;
+
+/// Measured time, several runs a side. Between-run noise (where the kernel put a rank, what
+/// else ran meanwhile) is larger than the within-run noise the samples show, and a whole run
+/// can be disturbed; so each run's median is one observation, and [`statistical`]'s test and
+/// interval are taken over them: a change must show in most runs, and one disturbed run cannot
+/// decide. Invalid with fewer than [`MIN_RUNS`] a side.
+pub fn runs(
+    baseline: &[Vec<f64>],
+    candidate: &[Vec<f64>],
+    better: Better,
+    settings: &Settings,
+    seed: u64,
+) -> Decision {
+    let (na, nb) = (baseline.len(), candidate.len());
+    if na < MIN_RUNS || nb < MIN_RUNS {
+        return Decision::invalid(
+            Rule::Runs,
+            format!(
+                "too few runs: {na} in the baseline, {nb} in the candidate; with several runs a \
+                 side each run is one observation, and at least {MIN_RUNS} a side are needed"
+            ),
+        );
+    }
+    let medians = |runs: &[Vec<f64>]| -> Vec<f64> { runs.iter().map(|r| median(r)).collect() };
+    let one_each = Settings {
+        min_samples: 1,
+        ..*settings
+    };
+    let mut d = statistical(
+        &medians(baseline),
+        &medians(candidate),
+        better,
+        &one_each,
+        seed,
+    );
+    d.rule = Rule::Runs;
+    d
+}
+
+/// A p-value in a few characters: "0.031", "<0.001".
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// A seed from text naming the pair (suite, fabric, ranks, point, metric): FNV-1a, which unlike
+/// std's hasher is fixed, so the same runs give the same intervals on any build.
+pub fn seed_of(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Timing-like samples around `centre`: uniform noise of ±`spread` (a fraction), from a
+    /// fixed generator (SplitMix64) so every run of the test sees the same values.
+    fn noisy(n: usize, centre: f64, spread: f64, seed: u64) -> Vec<f64> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^= z >> 31;
+                let uniform = (z >> 11) as f64 / (1u64 << 53) as f64;
+                centre * (1.0 + spread * (2.0 * uniform - 1.0))
+            })
+            .collect()
+    }
+
+    fn decide(a: &[f64], b: &[f64], better: Better) -> Decision {
+        statistical(a, b, better, &Settings::default(), 7)
+    }
+
+    #[test]
+    fn identical_noisy_samples_are_unchanged() {
+        let a = noisy(200, 10.0, 0.05, 1);
+        for better in [Better::Lower, Better::Higher] {
+            let d = decide(&a, &a, better);
+            assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
+            assert_eq!(d.ratio, Some(1.0));
+            assert_eq!(d.p, Some(1.0));
+        }
+        // Two draws of the same distribution: no significant difference either.
+        let b = noisy(200, 10.0, 0.05, 2);
+        assert_eq!(decide(&a, &b, Better::Lower).verdict, Verdict::Unchanged);
+    }
+
+    #[test]
+    fn a_ten_percent_shift_is_a_change_in_the_metrics_direction() {
+        let a = noisy(100, 10.0, 0.01, 3);
+        let up = noisy(100, 11.0, 0.01, 4);
+        let down = noisy(100, 9.0, 0.01, 5);
+        // Latency: up is worse.
+        let d = decide(&a, &up, Better::Lower);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(d.low.unwrap() > 1.02 && (d.ratio.unwrap() - 1.1).abs() < 0.01);
+        assert!(d.p.unwrap() < 0.05);
+        assert_eq!(decide(&a, &down, Better::Lower).verdict, Verdict::Improved);
+        // Bandwidth: up is better.
+        assert_eq!(decide(&a, &up, Better::Higher).verdict, Verdict::Improved);
+        let d = decide(&a, &down, Better::Higher);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(d.high.unwrap() < 0.98);
+    }
+
+    #[test]
+    fn a_significant_shift_inside_the_band_is_unchanged() {
+        // 1 % slower with 0.1 % noise: certainly real, but inside ±2 %.
+        let a = noisy(200, 10.0, 0.001, 6);
+        let b = noisy(200, 10.1, 0.001, 7);
+        let d = decide(&a, &b, Better::Lower);
+        assert!(d.p.unwrap() < 1e-6, "{d:?}");
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
+        assert!(d.reason.contains("reaches into ±2%"), "{}", d.reason);
+        // With a band of 0.5 % the same shift counts.
+        let narrow = Settings {
+            noise: 0.005,
+            ..Settings::default()
+        };
+        let d = statistical(&a, &b, Better::Lower, &narrow, 7);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+    }
+
+    #[test]
+    fn a_large_shift_without_significance_is_unchanged() {
+        // 5 samples a side spread over ±50 %: a 10 % shift of the median proves nothing.
+        let a = noisy(5, 10.0, 0.5, 8);
+        let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
+        let d = decide(&a, &b, Better::Lower);
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
+        assert!(d.reason.starts_with("not significant"), "{}", d.reason);
+    }
+
+    #[test]
+    fn too_few_samples_are_invalid() {
+        let a = noisy(4, 10.0, 0.01, 9);
+        let b = noisy(50, 20.0, 0.01, 10);
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let d = decide(x, y, Better::Lower);
+            assert_eq!(d.verdict, Verdict::Invalid, "{d:?}");
+            assert!(d.reason.contains("at least 5"), "{}", d.reason);
+            assert_eq!((d.ratio, d.p), (None, None));
+        }
+        assert_eq!(decide(&b, &b[..5], Better::Lower).rule, Rule::Statistical);
+        assert_ne!(decide(&b, &b[..5], Better::Lower).verdict, Verdict::Invalid);
+    }
+
+    #[test]
+    fn zero_medians_are_invalid_not_a_change() {
+        let zeros = vec![0.0; 10];
+        let d = decide(&zeros, &noisy(10, 1.0, 0.1, 11), Better::Lower);
+        assert_eq!(d.verdict, Verdict::Invalid, "{d:?}");
+    }
+
+    #[test]
+    fn exact_compares_headlines_in_the_metrics_direction() {
+        let same = exact(31.29, 31.29, Better::Lower);
+        assert_eq!((same.verdict, same.rule), (Verdict::Unchanged, Rule::Exact));
+        assert_eq!(same.ratio, Some(1.0));
+        assert_eq!(exact(10.0, 10.5, Better::Lower).verdict, Verdict::Regressed);
+        assert_eq!(exact(10.0, 9.5, Better::Lower).verdict, Verdict::Improved);
+        assert_eq!(exact(10.0, 10.5, Better::Higher).verdict, Verdict::Improved);
+        assert_eq!(exact(10.0, 9.5, Better::Higher).verdict, Verdict::Regressed);
+        // No noise band: a difference in the last digit is a change.
+        let tiny = exact(1.0, 1.0 + 1e-12, Better::Lower);
+        assert_eq!(tiny.verdict, Verdict::Regressed);
+        assert!(tiny.p.is_none() && tiny.low.is_none());
+        assert_eq!(
+            exact(f64::NAN, 1.0, Better::Lower).verdict,
+            Verdict::Invalid
+        );
+    }
+
+    #[test]
+    fn seeds_are_fixed_and_differ_by_name() {
+        assert_eq!(seed_of(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(seed_of("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_ne!(seed_of("osu_bw/8"), seed_of("osu_bw/16"));
+    }
+
+    /// `k` runs of 200 samples around `centre`, each run's level offset by `levels[i]` (a
+    /// fraction): between-run noise on top of within-run noise.
+    fn runs_of(centre: f64, levels: &[f64], seed: u64) -> Vec<Vec<f64>> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| noisy(200, centre * (1.0 + l), 0.02, seed + i as u64))
+            .collect()
+    }
+
+    #[test]
+    fn over_runs_one_disturbed_run_cannot_decide() {
+        // A narrow band, so that only the unit of observation decides.
+        let s = Settings {
+            noise: 0.005,
+            ..Settings::default()
+        };
+        let base = runs_of(10.0, &[0.0, 0.01, -0.01, 0.0, 0.005], 10);
+        // Two candidate runs disturbed (one 8 % slower, one three times slower: a busy
+        // machine), the rest as before.
+        let cand = runs_of(10.0, &[0.0, 0.08, -0.005, 2.0, 0.0], 20);
+        let d = runs(&base, &cand, Better::Lower, &s, 3);
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
+        assert_eq!(d.rule, Rule::Runs);
+        // The samples pooled would call it a regression: the disturbed runs' samples move the
+        // pooled median, and every sample counts as independent.
+        let pool = |r: &[Vec<f64>]| r.concat();
+        let pooled = statistical(&pool(&base), &pool(&cand), Better::Lower, &s, 3);
+        assert_eq!(pooled.verdict, Verdict::Regressed, "{pooled:?}");
+    }
+
+    #[test]
+    fn over_runs_a_shift_in_every_run_is_a_change_in_the_metrics_direction() {
+        let s = Settings::default();
+        let levels = [0.0, 0.01, -0.01, 0.0, 0.005];
+        let base = runs_of(10.0, &levels, 10);
+        let slower = runs_of(11.0, &levels, 20);
+        let d = runs(&base, &slower, Better::Lower, &s, 3);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(d.low.unwrap() > 1.05 && d.high.unwrap() < 1.15, "{d:?}");
+        // Bandwidth: a larger value is better, so the same shift is an improvement.
+        assert_eq!(
+            runs(&base, &slower, Better::Higher, &s, 3).verdict,
+            Verdict::Improved
+        );
+    }
+
+    #[test]
+    fn over_runs_too_few_runs_are_invalid() {
+        let base = runs_of(10.0, &[0.0, 0.0, 0.0], 10);
+        let slower = runs_of(20.0, &[0.0, 0.0, 0.0], 20);
+        let d = runs(&base, &slower, Better::Lower, &Settings::default(), 3);
+        assert_eq!(d.verdict, Verdict::Invalid, "{d:?}");
+        assert!(
+            d.reason.contains("too few runs: 3 in the baseline, 3"),
+            "{}",
+            d.reason
+        );
+    }
+}

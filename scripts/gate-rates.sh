@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# How good is a CI performance gate on this machine? Measures, over PAIRS pairs, how often
+# `fabbench compare` flags a regression when nothing changed (false alarms) and when a slowdown
+# of known size was injected (detections). Each pair runs the workload RUNS times as a
+# baseline, RUNS times again unchanged, and RUNS times with --set inject_delay_ns=DELAY,
+# interleaved (baseline, unchanged, slowed, baseline, ...) so drift of the machine hits all
+# three alike; then compares baseline against each.
+#
+#   scripts/gate-rates.sh                                  # 20 pairs, shm small-message latency
+#   PAIRS=20 RUNS=5 NOISE=5% DELAY=10 SUITES="osu_latency" RUN_ARGS="-m 1:64" scripts/gate-rates.sh
+#
+# Prints one line per pair (verdicts, the measured slowdown, seconds taken) and the two rates.
+# The slowdown a delay causes depends on the workload: each pair reports the median ratio
+# compare measured, so the size of what was detected is on record.
+set -euo pipefail
+
+FABBENCH=${FABBENCH:-fabbench}
+PAIRS=${PAIRS:-20} RUNS=${RUNS:-5} NOISE=${NOISE:-5%} DELAY=${DELAY:-10}
+FABRIC=${FABRIC:-shm} SUITES=${SUITES:-osu_latency} RUN_ARGS=${RUN_ARGS:--m 1:64}
+OUT=${OUT:-$(mktemp -d)}
+command -v "$FABBENCH" >/dev/null || { echo "gate-rates.sh: no fabbench at '$FABBENCH' (set FABBENCH)" >&2; exit 2; }
+
+runs() { # DIR [--set ...]: RUNS runs of the workload into DIR
+  local dir=$1; shift
+  # shellcheck disable=SC2086 # word lists on purpose
+  "$FABBENCH" run $SUITES --fabric "$FABRIC" $RUN_ARGS "$@" --out "$dir" >/dev/null
+}
+
+verdict() { # BASE CAND: "regressed" or "clean", and the largest median ratio
+  local status=0
+  "$FABBENCH" compare "$1" "$2" --noise "$NOISE" --format json >"$2.json" || status=$?
+  [ "$status" = 2 ] && { echo "gate-rates.sh: compare failed on $1 $2" >&2; exit 2; }
+  python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["verdicts"]
+worst = max((x["ratio"] for x in v if x.get("ratio") is not None), default=float("nan"))
+print(("regressed" if sys.argv[2] == "1" else "clean") + " %.3f" % worst)' "$2.json" "$status"
+}
+
+false_alarms=0 detections=0
+echo "# $PAIRS pairs of $RUNS runs: $SUITES $RUN_ARGS on $FABRIC, noise band $NOISE, injected delay ${DELAY} ns per send"
+echo "# pair  unchanged(verdict worst-ratio)  slowed(verdict worst-ratio)  seconds"
+for pair in $(seq "$PAIRS"); do
+  start=$(date +%s.%N)
+  base="$OUT/$pair/base" same="$OUT/$pair/same" slow="$OUT/$pair/slow"
+  for _ in $(seq "$RUNS"); do
+    runs "$base"; runs "$same"; runs "$slow" --set "inject_delay_ns=$DELAY"
+  done
+  a=$(verdict "$base" "$same") b=$(verdict "$base" "$slow")
+  [ "${a%% *}" = regressed ] && false_alarms=$((false_alarms + 1))
+  [ "${b%% *}" = regressed ] && detections=$((detections + 1))
+  end=$(date +%s.%N)
+  printf '%-5s %-30s %-27s %.1f\n' "$pair" "$a" "$b" "$(echo "$end - $start" | bc)"
+done
+echo "false alarms: $false_alarms of $PAIRS; detections: $detections of $PAIRS (results in $OUT)"
