@@ -1,8 +1,9 @@
-//! The options of `fabbench history add` and `fabbench history show`.
+//! The options of `fabbench history add` and `fabbench history show`, and the checks of their
+//! values that clap cannot make (a p-value in (0, 1), a magnitude as 5% or 0.05).
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -12,19 +13,175 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HistoryAction {
-    /// Add a run directory to a history store
-    Add {
-        /// The run directory to add
-        #[arg(value_name = "RUN_DIR")]
-        run: PathBuf,
-        /// The store's directory (created if absent)
-        #[arg(long, value_name = "DIR")]
-        store: PathBuf,
-    },
-    /// Trend per metric, with the change points found in each series
-    Show {
-        /// The store's directory
-        #[arg(long, value_name = "DIR")]
-        store: PathBuf,
-    },
+    /// Add runs to a history store (append-only; created on the first add)
+    #[command(
+        after_help = "Each run becomes one entry file, STORE/entries/DATE-REV-RUNID.json, never \
+                      rewritten; adding a run twice is refused. Example: fabbench history add \
+                      fabbench-results/20261123T150735Z-osu_latency-rapidio --store perf-history \
+                      --revision $GITHUB_SHA"
+    )]
+    Add(AddArgs),
+    /// Trend per series, with the change points found in each
+    #[command(
+        after_help = "Change points: E-divisive means over sliding windows proposes them and a \
+                      two-sample Student's t-test (leaving out the one entry on each side that \
+                      most favours the change) confirms them, as Apache Otava does; on exact \
+                      (emulated) series every change of value is one, and a value that returns \
+                      after one entry is a spike. Exit status: 0, or 1 with --fail-on-regression \
+                      when a series sits on a regressed level; 2 on bad input. Example: fabbench \
+                      history show --store perf-history --metric latency --plot perf-plots"
+    )]
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Run directories, scaling-run directories, or directories holding run directories
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+
+    /// The store's directory (created if absent or empty)
+    #[arg(long, value_name = "DIR")]
+    pub store: PathBuf,
+
+    /// The git revision the runs measured, instead of the one fabbench was built from
+    /// (e.g. $GITHUB_SHA)
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+
+    /// The date to file the runs under, RFC 3339 (e.g. the commit's date), instead of when
+    /// they started
+    #[arg(long, value_name = "DATE")]
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The store's directory
+    #[arg(long, value_name = "DIR")]
+    pub store: PathBuf,
+
+    /// Only these metrics (latency, bandwidth, ...), comma-separated
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub metric: Vec<String>,
+
+    /// Only these suites, comma-separated
+    #[arg(long, value_name = "SUITE", value_delimiter = ',')]
+    pub suite: Vec<String>,
+
+    /// Only these fabrics (as runs label them), comma-separated
+    #[arg(long, value_name = "FABRIC", value_delimiter = ',')]
+    pub fabric: Vec<String>,
+
+    /// Only the last N entries
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub last: Option<u64>,
+
+    /// What is printed on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ShowFormat,
+
+    /// Entries per E-divisive window (at least 4)
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub window: usize,
+
+    /// A change point's t-test must give p below this, in (0, 1)
+    #[arg(long, default_value_t = 0.001, value_name = "P")]
+    pub max_pvalue: f64,
+
+    /// A change point must move the level by more than this (5% or 0.05)
+    #[arg(long, default_value = "0", value_name = "PERCENT")]
+    pub min_magnitude: String,
+
+    /// Also draw one chart per suite, fabric and metric into DIR
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+
+    /// Image format of --plot
+    #[arg(long, value_enum, default_value = "both")]
+    pub plot_format: ImageFormat,
+
+    /// Exit 1 when a series shown sits on a regressed level: its last change point is a
+    /// regression (combine with --last N so an old regression stops failing)
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+impl From<ShowFormat> for history::format::Format {
+    fn from(f: ShowFormat) -> history::format::Format {
+        match f {
+            ShowFormat::Table => history::format::Format::Table,
+            ShowFormat::Markdown => history::format::Format::Markdown,
+            ShowFormat::Csv => history::format::Format::Csv,
+            ShowFormat::Json => history::format::Format::Json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormat {
+    Svg,
+    Png,
+    Both,
+}
+
+impl ShowArgs {
+    /// The change-point options, checked; Err is the one line to print.
+    pub fn options(&self) -> Result<history::Options, String> {
+        if self.window < 4 {
+            return Err(format!(
+                "--window {}: give at least 4 (two entries on each side of a change)",
+                self.window
+            ));
+        }
+        if !(self.max_pvalue > 0.0 && self.max_pvalue < 1.0) {
+            return Err(format!(
+                "--max-pvalue {}: give a probability between 0 and 1, such as 0.001",
+                self.max_pvalue
+            ));
+        }
+        Ok(history::Options {
+            window: self.window,
+            max_pvalue: self.max_pvalue,
+            min_magnitude: fraction(&self.min_magnitude)
+                .map_err(|e| format!("--min-magnitude {e}"))?,
+        })
+    }
+}
+
+/// "5%" or "0.05" as 0.05; a relative change is not negative.
+fn fraction(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
+        _ => Err(format!(
+            "'{text}': give a relative change such as 5% or 0.05 (0 for any)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magnitudes_read_as_percent_or_fraction() {
+        assert_eq!(fraction("5%"), Ok(0.05));
+        assert_eq!(fraction("0.05"), Ok(0.05));
+        assert_eq!(fraction("0"), Ok(0.0));
+        assert!(fraction("-1%").is_err());
+        assert!(fraction("five").unwrap_err().contains("5%"));
+    }
 }

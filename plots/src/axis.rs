@@ -114,6 +114,31 @@ pub fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
+/// Tick positions for `axis`: its named positions when it has names (every one, or every
+/// second, third ... so at most about ten labels fit), otherwise [`ticks`] of its scale.
+pub fn ticks_for(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
+    if axis.ticks != Ticks::Names {
+        return ticks(axis.scale, lo, hi);
+    }
+    if axis.names.is_empty() || hi < 0.0 {
+        return Vec::new();
+    }
+    let first = lo.ceil().max(0.0) as usize;
+    let last = (hi.floor() as usize).min(axis.names.len() - 1);
+    if first > last {
+        return Vec::new();
+    }
+    let every = (last - first) / 10 + 1;
+    // Counted back from the last position, so the newest entry is always labelled.
+    let mut v: Vec<f64> = (first..=last)
+        .rev()
+        .step_by(every)
+        .map(|k| k as f64)
+        .collect();
+    v.reverse();
+    v
+}
+
 /// Steps of 1, 2 or 5 times a power of ten, at most about `want` of them.
 fn nice_steps(lo: f64, hi: f64, want: usize) -> Vec<f64> {
     let raw = (hi - lo) / want as f64;
@@ -135,6 +160,13 @@ pub fn label(axis: &Axis, t: f64) -> String {
         Ticks::Bytes => bytes(v),
         Ticks::Percent => percent(t),
         Ticks::Number => number(v),
+        Ticks::Names => {
+            let k = t.round();
+            if (t - k).abs() > 1e-9 || k < 0.0 {
+                return String::new();
+            }
+            axis.names.get(k as usize).cloned().unwrap_or_default()
+        }
     }
 }
 
@@ -192,6 +224,23 @@ pub fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_positions_are_labelled_by_name_newest_always() {
+        let names: Vec<String> = (0..24).map(|i| format!("r{i}")).collect();
+        let a = Axis::named("revision", names);
+        let t = ticks_for(&a, -0.5, 23.5);
+        assert!(t.len() <= 11, "{t:?}");
+        assert_eq!(*t.last().unwrap(), 23.0);
+        assert_eq!(label(&a, 23.0), "r23");
+        assert_eq!(label(&a, 3.5), "");
+        let few = Axis::named("revision", vec!["a".into(), "b".into(), "c".into()]);
+        assert_eq!(ticks_for(&few, -0.1, 2.1), [0.0, 1.0, 2.0]);
+        assert_eq!(label(&few, 1.0), "b");
+        // Other axes keep their scale's rule.
+        let lin = Axis::new("", Scale::Linear, Ticks::Number);
+        assert_eq!(ticks_for(&lin, 0.0, 10.0), ticks(Scale::Linear, 0.0, 10.0));
+    }
 
     #[test]
     fn sizes_read_as_users_write_them() {

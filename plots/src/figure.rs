@@ -61,6 +61,8 @@ pub enum Ticks {
     Bytes,
     /// Percentiles: 0%, 90%, 99%, 99.9%.
     Percent,
+    /// The axis's `names`, at whole positions 0, 1, 2 ... (a history's revisions).
+    Names,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +73,8 @@ pub struct Axis {
     pub ticks: Ticks,
     /// Start the axis at zero even if the data do not reach it (linear axes only).
     pub from_zero: bool,
+    /// With [`Ticks::Names`]: the label of each whole position, from 0.
+    pub names: Vec<String>,
 }
 
 impl Axis {
@@ -80,6 +84,16 @@ impl Axis {
             scale,
             ticks,
             from_zero: false,
+            names: Vec::new(),
+        }
+    }
+
+    /// A linear axis of named positions 0, 1, 2 ...: `names[i]` labels position i (a
+    /// history's entries by revision).
+    pub fn named(label: impl Into<String>, names: Vec<String>) -> Axis {
+        Axis {
+            names,
+            ..Axis::new(label, Scale::Linear, Ticks::Names)
         }
     }
 

@@ -146,8 +146,8 @@ where
         let share = (legend_px / plot_px).min(0.6);
         y1 += (y1 - y0) * share / (1.0 - share);
     }
-    let x_ticks = axis::ticks(xs, x0, x1);
-    let y_ticks = axis::ticks(ys, y0, y1);
+    let x_ticks = axis::ticks_for(&p.x, x0, x1);
+    let y_ticks = axis::ticks_for(&p.y, y0, y1);
 
     let mut chart = ChartBuilder::on(area)
         .margin(12)
