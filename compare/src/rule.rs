@@ -9,7 +9,9 @@
 //! outside the noise band): [`statistical`]. Which way is worse comes from the metric.
 
 use bench_core::measure::Better;
-use bench_core::stats::two_sample::{mann_whitney_p, median, median_ratio_interval};
+use bench_core::stats::two_sample::{
+    hodges_lehmann_ratio, mann_whitney_p, median, median_ratio_interval, Interval,
+};
 use serde::Serialize;
 
 use crate::settings::{percent, Settings};
@@ -158,17 +160,25 @@ pub fn statistical(
         seed,
         settings.confidence,
     );
+    decide(
+        Rule::Statistical,
+        interval,
+        mann_whitney_p(baseline, candidate),
+        better,
+        settings,
+    )
+}
+
+/// The verdict from a ratio's interval and the test's p-value: a change when significant and
+/// the whole interval lies beyond `1 ± noise` on one side, its direction the metric's.
+fn decide(rule: Rule, interval: Interval, p: f64, better: Better, settings: &Settings) -> Decision {
     let (Some(ratio), Some(low), Some(high)) = (
         finite(interval.estimate),
         finite(interval.low),
         finite(interval.high),
     ) else {
-        return Decision::invalid(
-            Rule::Statistical,
-            "no finite ratio of medians (a median of 0, or infinite values)",
-        );
+        return Decision::invalid(rule, "no finite ratio (a median of 0, or infinite values)");
     };
-    let p = mann_whitney_p(baseline, candidate);
     let alpha = 1.0 - settings.confidence;
     let significant = p < alpha;
     let above = low > 1.0 + settings.noise;
@@ -201,7 +211,7 @@ pub fn statistical(
     };
     Decision {
         verdict,
-        rule: Rule::Statistical,
+        rule,
         ratio: Some(ratio),
         low: Some(low),
         high: Some(high),
@@ -214,17 +224,20 @@ pub fn statistical(
 /// give is 0.1, so nothing could be significant at the usual 95 %.
 pub const MIN_RUNS: usize = 4;
 
-/// Measured time, several runs a side. Between-run noise (where the kernel put a rank, what
-/// else ran meanwhile) is larger than the within-run noise the samples show, and a whole run
-/// can be disturbed; so each run's median is one observation, and [`statistical`]'s test and
-/// interval are taken over them: a change must show in most runs, and one disturbed run cannot
-/// decide. Invalid with fewer than [`MIN_RUNS`] a side.
+/// Measured time, several runs a side. Between-run noise (where the kernel and the hypervisor
+/// put the ranks, what else ran meanwhile) is larger than the within-run noise the samples
+/// show, and whole runs can land on a slower placement; so each run's median is one
+/// observation. Significance is Mann-Whitney U's over them; the ratio is the Hodges-Lehmann
+/// estimate (the median of every candidate-run over baseline-run ratio) with its
+/// distribution-free interval, which compare like with like when both sides mix fast and slow
+/// runs in different shares, where a ratio of medians would jump between the modes. A change
+/// must show across the runs, and one disturbed run cannot decide. Invalid with fewer than
+/// [`MIN_RUNS`] a side.
 pub fn runs(
     baseline: &[Vec<f64>],
     candidate: &[Vec<f64>],
     better: Better,
     settings: &Settings,
-    seed: u64,
 ) -> Decision {
     let (na, nb) = (baseline.len(), candidate.len());
     if na < MIN_RUNS || nb < MIN_RUNS {
@@ -237,19 +250,18 @@ pub fn runs(
         );
     }
     let medians = |runs: &[Vec<f64>]| -> Vec<f64> { runs.iter().map(|r| median(r)).collect() };
-    let one_each = Settings {
-        min_samples: 1,
-        ..*settings
-    };
-    let mut d = statistical(
-        &medians(baseline),
-        &medians(candidate),
+    let (a, b) = (medians(baseline), medians(candidate));
+    if a.iter().chain(&b).any(|&x| !(x > 0.0 && x.is_finite())) {
+        return Decision::invalid(Rule::Runs, "a run's median is not a positive number");
+    }
+    let interval = hodges_lehmann_ratio(&a, &b, settings.confidence);
+    decide(
+        Rule::Runs,
+        interval,
+        mann_whitney_p(&a, &b),
         better,
-        &one_each,
-        seed,
-    );
-    d.rule = Rule::Runs;
-    d
+        settings,
+    )
 }
 
 /// A p-value in a few characters: "0.031", "<0.001".
@@ -422,7 +434,7 @@ mod tests {
         // Two candidate runs disturbed (one 8 % slower, one three times slower: a busy
         // machine), the rest as before.
         let cand = runs_of(10.0, &[0.0, 0.08, -0.005, 2.0, 0.0], 20);
-        let d = runs(&base, &cand, Better::Lower, &s, 3);
+        let d = runs(&base, &cand, Better::Lower, &s);
         assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
         assert_eq!(d.rule, Rule::Runs);
         // The samples pooled would call it a regression: the disturbed runs' samples move the
@@ -438,12 +450,12 @@ mod tests {
         let levels = [0.0, 0.01, -0.01, 0.0, 0.005];
         let base = runs_of(10.0, &levels, 10);
         let slower = runs_of(11.0, &levels, 20);
-        let d = runs(&base, &slower, Better::Lower, &s, 3);
+        let d = runs(&base, &slower, Better::Lower, &s);
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
         assert!(d.low.unwrap() > 1.05 && d.high.unwrap() < 1.15, "{d:?}");
         // Bandwidth: a larger value is better, so the same shift is an improvement.
         assert_eq!(
-            runs(&base, &slower, Better::Higher, &s, 3).verdict,
+            runs(&base, &slower, Better::Higher, &s).verdict,
             Verdict::Improved
         );
     }
@@ -452,12 +464,28 @@ mod tests {
     fn over_runs_too_few_runs_are_invalid() {
         let base = runs_of(10.0, &[0.0, 0.0, 0.0], 10);
         let slower = runs_of(20.0, &[0.0, 0.0, 0.0], 20);
-        let d = runs(&base, &slower, Better::Lower, &Settings::default(), 3);
+        let d = runs(&base, &slower, Better::Lower, &Settings::default());
         assert_eq!(d.verdict, Verdict::Invalid, "{d:?}");
         assert!(
             d.reason.contains("too few runs: 3 in the baseline, 3"),
             "{}",
             d.reason
         );
+    }
+
+    #[test]
+    fn over_runs_a_shift_is_found_when_both_sides_mix_fast_and_slow_runs() {
+        // Some runs of each side landed on a placement 3.5 times slower, in different shares;
+        // the candidate is 10 % slower in both modes.
+        let levels = |slow: usize| -> Vec<f64> {
+            (0..30)
+                .map(|i| if i < slow { 2.5 } else { 0.0 } + 0.01 * (i % 3) as f64)
+                .collect()
+        };
+        let base = runs_of(10.0, &levels(14), 10);
+        let slower = runs_of(11.0, &levels(16), 20);
+        let d = runs(&base, &slower, Better::Lower, &Settings::default());
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(d.low.unwrap() > 1.05 && d.high.unwrap() < 1.15, "{d:?}");
     }
 }

@@ -335,7 +335,7 @@ fn compare_facet(
                 let seed = rule::seed_of(&name);
                 match (a.values.as_slice(), b.values.as_slice()) {
                     ([one], [other]) => rule::statistical(one, other, better, settings, seed),
-                    (ours, theirs) => rule::runs(ours, theirs, better, settings, seed),
+                    (ours, theirs) => rule::runs(ours, theirs, better, settings),
                 }
             }
         }
