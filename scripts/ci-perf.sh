@@ -8,13 +8,15 @@
 #   scripts/ci-perf.sh --suites "osu_latency osu_bw" --fabric shm --run-args "-m 1:64K" \
 #       --baseline base/ --noise 5% --history perf-history --main
 #   scripts/ci-perf.sh --preset emulated --baseline .ci/perf/emulated --update-baseline
+#   FABBENCH=new/fabbench scripts/ci-perf.sh --preset shm --ab old/fabbench   # two builds, A/B
 #
 # Presets (what fabbench's own CI runs):
 #   emulated  osu_latency osu_bw osu_bibw on hyperlink, rapidio and bxi, 1 B..1 MiB, 20
 #             iterations: virtual time, so exact; the gate fails on any change (--fail-on change)
 #             and the baseline is updated deliberately when a model changes.
-#   shm       osu_latency osu_bw on shm, 1 B..64 KiB, 5 runs: real time, compared with
-#             statistics over the runs within a 5 % noise band (a shared 2-core VM's noise).
+#   shm       osu_latency osu_bw on shm, 1 B..4 KiB, 50 iterations, 30 runs: real time,
+#             compared over the runs within a 5 % noise band (on a shared 2-core VM whole runs
+#             land on faster or slower CPU placements; 30 runs a side out-vote that).
 #
 # Options:
 #   --preset NAME          emulated or shm (sets suites, fabric, run args, noise, fail-on)
@@ -23,7 +25,11 @@
 #   --run-args "ARGS"      further `fabbench run` options (sizes, iterations)
 #   --runs K               run the workload K times (default 1); compare treats the runs of
 #                          each side as replicates, so one disturbed run cannot fail the job
-#   --baseline DIR         a run directory, or a directory of runs (required)
+#   --baseline DIR         a run directory, or a directory of runs (required unless --ab)
+#   --ab BINARY            no stored baseline: run BINARY (the baseline build, e.g. the main
+#                          branch's) and FABBENCH in turn, --runs times each, and compare the
+#                          two; on a real fabric this is the fair comparison, as the machine's
+#                          drift between then and now hits both builds alike
 #   --out DIR              where the run and the summaries go (default ci-perf-out)
 #   --noise PCT            the noise band passed to compare (default 2%)
 #   --fail-on WHAT         regression (default) or change
@@ -43,7 +49,7 @@ usage() { echo "ci-perf.sh: $*; see the comment at the top of scripts/ci-perf.sh
 
 FABBENCH=${FABBENCH:-fabbench}
 suites="" fabric="" run_args="" baseline="" out=ci-perf-out noise=2% fail_on=regression
-advisory=0 history="" main=0 update=0 repeat=1
+advisory=0 history="" main=0 update=0 repeat=1 ab=""
 [ "${GITHUB_REF:-}" = refs/heads/main ] && main=1
 
 preset() {
@@ -52,7 +58,7 @@ preset() {
       suites="osu_latency osu_bw osu_bibw" fabric=hyperlink,rapidio,bxi
       run_args="-m 1:1M -i 20 -x 2" fail_on=change ;;
     shm)
-      suites="osu_latency osu_bw" fabric=shm run_args="-m 1:64K" noise=5% repeat=5 ;;
+      suites="osu_latency osu_bw" fabric=shm run_args="-m 1:4K -i 50 -x 10" noise=5% repeat=30 ;;
     *) usage "--preset $1: the presets are emulated and shm" ;;
   esac
 }
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
     --run-args) run_args=${2-}; shift 2 ;;
     --runs) repeat=${2:?}; shift 2 ;;
     --baseline) baseline=${2:?}; shift 2 ;;
+    --ab) ab=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --noise) noise=${2:?}; shift 2 ;;
     --fail-on) fail_on=${2:?}; shift 2 ;;
@@ -78,16 +85,27 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$suites" ] || usage "no suites: give --suites or --preset"
 [ -n "$fabric" ] || usage "no fabric: give --fabric or --preset"
-[ -n "$baseline" ] || usage "no baseline: give --baseline DIR"
+[ -n "$baseline" ] || [ -n "$ab" ] || usage "no baseline: give --baseline DIR or --ab BINARY"
+[ -z "$ab" ] || [ "$update" = 0 ] || usage "--update-baseline stores runs; --ab keeps none"
+[ -z "$ab" ] || command -v "$ab" >/dev/null || usage "--ab $ab: no such program"
 command -v "$FABBENCH" >/dev/null || usage "no fabbench binary at '$FABBENCH' (set FABBENCH)"
 case $repeat in ''|*[!0-9]*|0) usage "--runs $repeat: give a whole number of runs, 1 or more" ;; esac
 
 # One fresh directory per job, so its runs are the only ones in it.
 runs="$out/runs"
 rm -rf "$runs" && mkdir -p "$runs"
+if [ -n "$ab" ]; then
+  baseline="$out/baseline-runs"
+  rm -rf "$baseline" && mkdir -p "$baseline"
+fi
 for i in $(seq "$repeat"); do
   echo "== fabbench run $suites --fabric $fabric $run_args ($i of $repeat)"
-  # shellcheck disable=SC2086 # the suites and run options are word lists on purpose
+  if [ -n "$ab" ]; then
+    # The baseline build first, then this one, round after round.
+    # shellcheck disable=SC2086 # the suites and run options are word lists on purpose
+    "$ab" run $suites --fabric "$fabric" $run_args --out "$baseline" >>"$out/run.txt"
+  fi
+  # shellcheck disable=SC2086
   "$FABBENCH" run $suites --fabric "$fabric" $run_args --out "$runs" >>"$out/run.txt"
 done
 made=$(find "$runs" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sort)

@@ -75,9 +75,10 @@ pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
     }
     if decided_by(Rule::Runs) {
         out.push(
-            "Rows decided by runs had several runs a side: each run's median is one observation, \
-             change and interval are of the median of those (candidate over baseline), so a \
-             change must show in most runs and one disturbed run cannot decide.",
+            "Rows decided by runs had several runs a side: each run's median is one observation; \
+             change and interval are the Hodges-Lehmann ratio of those (the median of every \
+             candidate-run over baseline-run ratio) and its interval, so a change must show \
+             across the runs and one disturbed run cannot decide.",
         );
     }
     if decided_by(Rule::Statistical) {
