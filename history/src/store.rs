@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -256,15 +255,9 @@ fn create(dir: &Path) -> Result<(), HistoryError> {
 /// then hard-linked to `target` (which fails with `AlreadyExists` instead of replacing it).
 /// The temporary is removed either way.
 fn write_new(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let tmp = results::atomic::temporary(target);
     let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+        results::atomic::write_synced(&tmp, bytes)?;
         match fs::hard_link(&tmp, target) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists && !target.exists() => {
                 // A file system without hard links: a rename after the check above, which

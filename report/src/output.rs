@@ -5,8 +5,9 @@
 //! nothing, not even a truncated older report.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use results::atomic::{temporary, write_synced as write_file};
 
 use crate::{Figure, ReportError};
 
@@ -25,21 +26,6 @@ fn write_error(path: &Path, e: impl std::fmt::Display) -> ReportError {
         path: path.display().to_string(),
         reason: e.to_string(),
     }
-}
-
-/// A hidden sibling of `path` for this process: `.NAME.tmp-PID`.
-fn temporary(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = fs::File::create(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }
 
 /// Removes what a failed write left; a removal that fails leaves a hidden temporary behind,

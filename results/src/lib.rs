@@ -6,6 +6,7 @@
 //! ever seen complete ([`run_dir::RunDir`]), and [`read::read_run`] turns a directory back
 //! into the `Run` it was written from (older layouts through [`legacy`]).
 
+pub mod atomic;
 pub mod ci;
 pub mod error;
 pub mod export;

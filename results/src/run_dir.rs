@@ -5,7 +5,6 @@
 //! a commit removes its partial directory.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::ResultsError;
@@ -26,25 +25,7 @@ pub fn stamp_of(run_id: &str) -> &str {
     run_id.split('-').next().unwrap_or(run_id)
 }
 
-/// Writes `bytes` to `target` whole or not at all: into a hidden temporary sibling, synced,
-/// then renamed over `target`. The temporary is removed if any step fails.
-pub fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let written = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_data()?;
-        fs::rename(&tmp, target)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
+pub use crate::atomic::write_atomically;
 
 pub struct RunDir {
     partial: PathBuf,
