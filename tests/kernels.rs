@@ -245,12 +245,23 @@ fn a_list_of_rank_counts_writes_a_scaling_table() {
             assert_eq!(speedup, 1.0);
         }
     }
-    // EP in virtual time on a slow node scales almost perfectly.
-    let ep2 = rows
-        .iter()
-        .find(|r| r[2].contains("ep") && &r[3] == "2")
-        .unwrap();
-    assert!(ep2[8].parse::<f64>().unwrap() > 1.3, "{ep2:?}");
+    // Speedup is the one-rank time over this count's, per kernel. (Not how large it is: EP's
+    // compute is host time scaled into virtual time, so a loaded machine moves it, and speed is
+    // for benchmarks to judge, not tests.)
+    for kernel in ["ep", "cg"] {
+        let at = |n: &str| {
+            rows.iter()
+                .find(|r| r[2].contains(kernel) && &r[3] == n)
+                .unwrap()
+        };
+        let (one, two) = (at("1"), at("2"));
+        let time = |r: &csv::StringRecord| r[4].parse::<f64>().unwrap();
+        let speedup: f64 = two[8].parse().unwrap();
+        assert!(
+            (speedup - time(one) / time(two)).abs() < 1e-9 * speedup,
+            "{two:?}"
+        );
+    }
     assert!(
         stdout.contains("# Scaling: npb class=S kernel=cg on rapidio"),
         "{stdout}"

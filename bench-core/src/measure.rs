@@ -335,6 +335,27 @@ impl Split {
 }
 
 impl Point {
+    /// The compute and communication parts of a point that splits its time, each as a point of
+    /// its own (its samples, one metric in seconds); empty for a point without a split.
+    pub fn split_parts(&self) -> Vec<(Metric, Point)> {
+        let Some(split) = &self.split else {
+            return Vec::new();
+        };
+        let [compute, comm] = Split::metrics();
+        [(compute, &split.compute_ns), (comm, &split.comm_ns)]
+            .into_iter()
+            .map(|(m, ns)| {
+                let part = Point {
+                    samples_ns: ns.clone(),
+                    metrics: vec![m.clone()],
+                    split: None,
+                    ..self.clone()
+                };
+                (m, part)
+            })
+            .collect()
+    }
+
     /// The message size, for size-keyed points (0 otherwise).
     pub fn size(&self) -> u64 {
         self.key.size.unwrap_or(0)

@@ -31,7 +31,7 @@ pub fn charts(view: &View) -> Vec<Chart> {
     groups
         .into_iter()
         .map(|((suite, fabric, metric), trends)| Chart {
-            name: file_stem(&format!("history-{metric}-{suite}-{fabric}")),
+            name: crate::entry::file_safe(&format!("history-{metric}-{suite}-{fabric}")),
             figure: figure(view, suite, fabric, metric, &trends),
         })
         .collect()
@@ -170,18 +170,6 @@ fn point_name(t: &Trend) -> String {
     } else {
         parts.join(" ")
     }
-}
-
-fn file_stem(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.' | '@') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -177,12 +177,12 @@ impl Entry {
     pub fn file_name(&self) -> String {
         let date = Date::parse(&self.date)
             .map(Date::compact)
-            .unwrap_or_else(|_| safe(&self.date));
+            .unwrap_or_else(|_| file_safe(&self.date));
         format!(
             "{}-{}-{}.json",
             date,
-            safe(&self.revision),
-            safe(&self.run_id)
+            file_safe(&self.revision),
+            file_safe(&self.run_id)
         )
     }
 
@@ -205,7 +205,8 @@ pub fn short_revision(rev: &str) -> String {
     }
 }
 
-fn safe(s: &str) -> String {
+/// `s` with every character a file name or shell might mind replaced by `_`.
+pub(crate) fn file_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.' | '@') {
@@ -231,9 +232,9 @@ mod tests {
 
     #[test]
     fn file_names_sort_by_date_and_hold_no_separators() {
-        assert_eq!(safe("feature/x y"), "feature_x_y");
+        assert_eq!(file_safe("feature/x y"), "feature_x_y");
         assert_eq!(
-            safe("20261123T150735Z-osu_latency+osu_bw-tcp@mpi"),
+            file_safe("20261123T150735Z-osu_latency+osu_bw-tcp@mpi"),
             "20261123T150735Z-osu_latency+osu_bw-tcp@mpi"
         );
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use bench_core::machine::HostInfo;
-use bench_core::measure::{Layout, Metric, Point, PointKey, Split};
+use bench_core::measure::{Layout, Metric, Point, PointKey};
 use bench_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -196,7 +196,6 @@ impl Record {
 }
 
 impl Series {
-    /// One record per point and metric.
     /// One record per point and metric, then, for points that split their time, one for
     /// compute and one for communication time.
     pub fn records(&self) -> Vec<Record> {
@@ -207,18 +206,9 @@ impl Series {
                     out.push(Record::of(self, p, m, st));
                 }
             }
-            if let Some(split) = &p.split {
-                let [compute, comm] = Split::metrics();
-                for (m, ns) in [(compute, &split.compute_ns), (comm, &split.comm_ns)] {
-                    let part = Point {
-                        samples_ns: ns.clone(),
-                        metrics: vec![m.clone()],
-                        split: None,
-                        ..p.clone()
-                    };
-                    if let Some(st) = Summary::of(&part.values()) {
-                        out.push(Record::of(self, &part, &m, st));
-                    }
+            for (m, part) in p.split_parts() {
+                if let Some(st) = Summary::of(&part.values()) {
+                    out.push(Record::of(self, &part, &m, st));
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! side lacks it; two sides with nothing at all in common are an error that says what each
 //! holds.
 
-use bench_core::measure::{Metric, Point, PointKey, Split};
+use bench_core::measure::{Metric, Point, PointKey};
 use results::model::Series;
 use results::Run;
 
@@ -181,17 +181,8 @@ fn run_facets(p: &Point) -> Vec<Facet> {
         host_timed,
     };
     let mut out: Vec<Facet> = p.metrics.iter().map(|m| facet(p, m)).collect();
-    if let Some(split) = &p.split {
-        let [compute, comm] = Split::metrics();
-        for (m, ns) in [(compute, &split.compute_ns), (comm, &split.comm_ns)] {
-            let part = Point {
-                samples_ns: ns.clone(),
-                metrics: vec![m.clone()],
-                split: None,
-                ..p.clone()
-            };
-            out.push(facet(&part, &m));
-        }
+    for (m, part) in p.split_parts() {
+        out.push(facet(&part, &m));
     }
     out
 }

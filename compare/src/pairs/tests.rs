@@ -1,7 +1,7 @@
 //! The pairing's tests: runs made up of a few points, exact and measured, matched and not.
 
 use bench_core::machine::HostInfo;
-use bench_core::measure::{Layout, NpbLayout};
+use bench_core::measure::{Layout, NpbLayout, Split};
 use results::model::{FabricKind, FabricRun, Manifest};
 
 use super::*;
