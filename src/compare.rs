@@ -58,6 +58,7 @@ fn compared(args: &CompareArgs) -> Result<Comparison, String> {
         exports.push((path.as_path(), text(Format::Json)?));
     }
     let files: Vec<_> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    compare::write::make_parents(&files).map_err(|e| e.to_string())?;
     compare::write::write_all(&files).map_err(|e| e.to_string())?;
     print!("{stdout}");
     Ok(comparison)

@@ -24,16 +24,20 @@ pub fn run(args: CompareArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    let exports = [
+    // Both exports go into place together, as a baseline comparison's do.
+    let exports: Vec<(&Path, String)> = [
         (args.export_markdown.as_deref(), Format::Markdown),
         (args.export_json.as_deref(), Format::Json),
-    ];
-    for (path, format) in exports {
-        let Some(path) = path else { continue };
-        if let Err(e) = write(path, &references::render(&outcome, format)) {
-            eprintln!("error: {e}");
-            return exit::FAILED;
-        }
+    ]
+    .into_iter()
+    .filter_map(|(path, format)| Some((path?, references::render(&outcome, format))))
+    .collect();
+    let files: Vec<(&Path, &[u8])> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    let written =
+        compare::write::make_parents(&files).and_then(|()| compare::write::write_all(&files));
+    if let Err(e) = written {
+        eprintln!("error: {e}");
+        return exit::FAILED;
     }
     print!("{}", references::render(&outcome, args.format.into()));
     if outcome.passed() {
@@ -52,32 +56,8 @@ fn judge(runs: &[std::path::PathBuf], file: &Path) -> Result<Outcome, String> {
             runs.len()
         ));
     };
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} is not a directory: give a run directory (OUT/RUN_ID, as fabbench run printed it)",
-            dir.display()
-        ));
-    }
-    let inside = results::read::runs_in(dir);
-    if let [first, _, ..] = inside.as_slice() {
-        return Err(format!(
-            "{} holds {} runs (a scaling run); --references checks one: give one of them, e.g. {}",
-            dir.display(),
-            inside.len(),
-            first.display()
-        ));
-    }
-    let run = results::read_run(dir).map_err(|e| e.to_string())?;
+    // A run directory, or a directory holding one (a CI job's --out), as compare reads a side.
+    let run = compare::input::read_side(dir).map_err(|e| e.to_string())?;
     let refs = references::load(file).map_err(|e| e.to_string())?;
     references::check(&run, &refs, &file.display().to_string()).map_err(|e| e.to_string())
-}
-
-/// Writes `text` to `path` whole (a temporary name, renamed), creating its directory.
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    results::run_dir::write_atomically(path, text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
