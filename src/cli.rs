@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
 use suites::{Dash, OptionKind, SuiteArgs};
 
+pub use crate::calibrate_args::CalibrateArgs;
+pub use crate::characterise_args::CharacteriseArgs;
 pub use crate::compare_args::CompareArgs;
 pub use crate::export_args::ExportArgs;
 pub use crate::history_args::HistoryArgs;
@@ -39,6 +41,12 @@ pub enum Command {
     /// Find the best eager/rendezvous threshold, fragment size and on/off settings of a
     /// fabric by measurement, and write a profile to deploy with the evidence
     Autotune(Box<AutotuneArgs>),
+    /// Measure a fabric's LogGP parameters per protocol segment and write a model card the
+    /// loggp fabric runs, with a report of the fit
+    Characterise(Box<CharacteriseArgs>),
+    /// Fit an emulated fabric's assumed card parameters to a measured or published table and
+    /// write the calibrated card
+    Calibrate(Box<CalibrateArgs>),
     /// Draw charts of run directories (and autotune directories) as SVG and PNG
     Plot(PlotArgs),
     /// One table across run directories: per suite and size a column per fabric, run or

@@ -1,12 +1,17 @@
 //! fabbench: benchmark and characterise HPC interconnects.
 //!
 //! This binary only parses the command line and maps what the library crates return to output
-//! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `__rank` is one rank of a job the runner
+//! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `characterise` and `calibrate`
+//! a request to their crates, `__rank` is one rank of a job the runner
 //! started, `plot` and `report`
 //! draw and tabulate stored runs, `compare`, `history` and `export` serve CI performance
 //! tracking, `list` prints the registries.
 
 mod autotune;
+mod calibrate;
+mod calibrate_args;
+mod characterise;
+mod characterise_args;
 mod cli;
 mod compare;
 mod compare_args;
@@ -64,6 +69,8 @@ fn real_main() -> i32 {
             run::run(*args, run, &single)
         }
         Command::Autotune(args) => autotune::run(*args),
+        Command::Characterise(args) => characterise::run(*args),
+        Command::Calibrate(args) => calibrate::run(*args),
         Command::Plot(args) => plot::run(args),
         Command::Report(_) => report_exec::run(),
         Command::Compare(args) => compare::run(args),

@@ -165,7 +165,7 @@ fn timed<B: Bench>(
         bench.iteration(i)?;
         if i >= skip {
             let t = comm.now();
-            samples.push(t - prev);
+            samples.push((t - prev).saturating_sub(bench.excluded_ns()));
             prev = t;
             if let Some(c) = bench.compute_ns() {
                 compute.push(c);

@@ -126,6 +126,12 @@ pub trait Bench {
     fn compute_ns(&self) -> Option<u64> {
         None
     }
+    /// Time inside the last timed iteration that is not to count (nanoseconds of
+    /// `comm.now()`): a delay a pattern puts between a call and its wait, measured by the
+    /// bench around it. The driver takes it off the iteration's sample.
+    fn excluded_ns(&self) -> u64 {
+        0
+    }
     /// Lines for the user once a point is measured (rank 0's are reported): an application
     /// kernel's verification values, say.
     fn notes(&mut self) -> Vec<String> {

@@ -290,4 +290,15 @@ pub trait Transport: Send + Sync {
     fn compute_scale(&self) -> Option<(f64, String)> {
         None
     }
+    /// Lets `ns` of this rank's time pass without a communication call (the delay Netgauge
+    /// puts between a send and its wait to tell overhead from latency). A real clock is spun
+    /// on, so nothing progresses meanwhile, as in an application computing; a virtual clock
+    /// moves on by exactly `ns`.
+    fn delay(&self, ns: u64) -> Result<()> {
+        let end = self.now().saturating_add(ns);
+        while self.now() < end {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
 }

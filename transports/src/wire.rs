@@ -113,6 +113,12 @@ pub trait Wire: Send {
     fn compute_scale(&self) -> Option<(f64, String)> {
         None
     }
+    /// A wire in virtual time moves its clock on by exactly `ns` (see
+    /// [`Transport::delay`](crate::transport::Transport::delay)); real-time wires are never
+    /// asked, since the engine spins on the real clock itself.
+    fn delay(&mut self, _ns: u64) -> Result<()> {
+        Ok(())
+    }
     fn describe(&self) -> Vec<(String, String)> {
         Vec::new()
     }

@@ -199,6 +199,13 @@ impl Comm {
         Ok(r)
     }
 
+    /// Lets `ns` pass on this rank's clock without a communication call: spun on a real
+    /// clock, exact in virtual time (unlike [`Comm::compute`], which charges measured host
+    /// time). Patterns that separate overhead from latency put it between a call and its wait.
+    pub fn delay(&self, ns: u64) -> Result<()> {
+        self.t.delay(ns)
+    }
+
     /// How this fabric scales host compute time (factor, and the parameter that sets it);
     /// None where computing runs at the host's speed.
     pub fn compute_scale(&self) -> Option<(f64, String)> {

@@ -490,6 +490,14 @@ impl Wire for EmuWire {
         Some(self.compute_scale.clone())
     }
 
+    fn delay(&mut self, ns: u64) -> Result<()> {
+        // As for computing: this rank holds the turn, so its clock moves on from the
+        // smallest; no frame is taken meanwhile.
+        let ps = ns.saturating_mul(PS_PER_NS as u64);
+        self.shared.sched.advance_to(self.rank, self.now() + ps);
+        Ok(())
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         let mut d = vec![(
             "time".to_string(),

@@ -192,6 +192,17 @@ impl Transport for Engine {
         self.core.lock().wire.compute_scale()
     }
 
+    fn delay(&self, ns: u64) -> Result<()> {
+        if self.clock.is_virtual() {
+            return self.lock()?.wire.delay(ns);
+        }
+        let end = self.now().saturating_add(ns);
+        while self.now() < end {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
     unsafe fn isend(
         &self,
         buf: *const u8,
