@@ -6,3 +6,88 @@
 //! `L`, the overheads `o_s` and `o_r` (each a fixed and a per-byte part), the gap `g` and the
 //! gap per byte `G`, with residuals and confidence intervals; and writes a model card the
 //! `loggp` fabric runs, and a report with the fitted curves over the measured ones.
+
+pub mod card;
+pub mod chart;
+pub mod error;
+pub mod fit;
+pub mod line;
+pub mod measure;
+pub mod model;
+pub mod observations;
+pub mod report;
+pub mod request;
+pub mod segments;
+pub mod write;
+
+use std::sync::atomic::AtomicBool;
+
+pub use error::CharacteriseError;
+pub use fit::{Fit, SegmentFit};
+pub use model::{LogGp, Model};
+pub use observations::{Observations, Pattern};
+pub use report::Outcome;
+pub use request::{Checked, Request};
+
+/// Hears what a characterisation is doing, for a progress line.
+pub trait Observer {
+    fn step(&mut self, what: &str);
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn step(&mut self, _what: &str) {}
+}
+
+/// Measures, refines the switches, fits.
+pub fn characterise(
+    req: &Checked,
+    observer: &mut dyn Observer,
+    stop: &AtomicBool,
+) -> Result<Outcome, CharacteriseError> {
+    let sweep = req.sweep();
+    observer.step(&format!(
+        "measuring ping-pong, stream, send and receive at {} sizes on {}",
+        sweep.len(),
+        req.fabric
+    ));
+    let (mut obs, id, run) = measure::measure(req, &sweep, stop)?;
+    let mut runs = vec![id];
+    let mut switches = segments::switches(&obs, req.tolerance)?;
+    if req.refine > 0 && !switches.is_empty() {
+        let extra = segments::refinement(&switches, req.refine, &obs.complete_sizes());
+        if !extra.is_empty() {
+            observer.step(&format!(
+                "refining {} switch(es): {} more sizes",
+                switches.len(),
+                extra.len()
+            ));
+            let (more, id, _) = measure::measure(req, &extra, stop)?;
+            runs.push(id);
+            for p in Pattern::ALL {
+                for (s, t) in more.series(p) {
+                    obs.insert(p, s, t);
+                }
+            }
+            switches = segments::switches(&obs, req.tolerance)?;
+        }
+    }
+    observer.step("fitting");
+    let fit = fit::fit(&obs, &switches)?;
+    let series = run.series.first();
+    Ok(Outcome {
+        fabric: req.fabric.clone(),
+        host: run.manifest.host.hostname.clone(),
+        ranks: req.ranks,
+        emulated: series.map(|s| s.emulated).unwrap_or(req.emulated),
+        runs: if req.runs_out.is_some() {
+            runs
+        } else {
+            Vec::new()
+        },
+        observations: obs,
+        fit,
+    })
+}

@@ -9,6 +9,7 @@
 pub mod buffer;
 pub mod driver;
 pub mod erased;
+pub mod loggp;
 pub mod mpptest;
 pub mod nbody;
 pub mod npb;
@@ -36,6 +37,7 @@ pub static SUITES: &[&dyn DynSuite] = &[
     &mpptest::MPPTEST,
     &npb::NPB,
     &nbody::NBODY,
+    &loggp::LOGGP,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn DynSuite> {

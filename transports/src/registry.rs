@@ -15,6 +15,7 @@ pub static FABRICS: &[FabricDef] = &[
     crate::emulated::hyperlink::FABRIC,
     crate::emulated::rapidio::FABRIC,
     crate::emulated::bxi::FABRIC,
+    crate::emulated::loggp::FABRIC,
     crate::mpi::FABRIC,
 ];
 

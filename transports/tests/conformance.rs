@@ -69,7 +69,7 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 #[test]
 fn every_fabric_that_runs_as_threads_is_tested() {
     let names: Vec<&str> = testable().iter().map(|f| f.name).collect();
-    for want in ["shm", "tcp", "hyperlink", "rapidio", "bxi"] {
+    for want in ["shm", "tcp", "hyperlink", "rapidio", "bxi", "loggp"] {
         assert!(names.contains(&want), "{want} is not tested: {names:?}");
     }
 }

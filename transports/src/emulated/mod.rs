@@ -14,6 +14,7 @@
 pub mod bxi;
 pub mod card;
 pub mod hyperlink;
+pub mod loggp;
 pub mod rapidio;
 
 use std::cmp::Ordering as CmpOrdering;

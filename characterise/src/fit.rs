@@ -1,0 +1,344 @@
+//! The LogGP fit of one segment, and of all of them. Each parameter is read off a line fitted
+//! to the measurements that show it most directly:
+//!
+//! - `o_s` (fixed and per byte) from the send pattern, `o_r` from the receive pattern, each
+//!   point capped at the stream's steady step: no side's CPU can be busy longer per message
+//!   than a stream of them takes, so where a call seems to be, it waited (a rendezvous without
+//!   asynchronous progress moves its data inside the receiver's wait) and the cap keeps the
+//!   model's stream and ping-pong as measured; a receive is also capped at the ping-pong less
+//!   the sender's overhead;
+//! - `G` and `g` from the stream's steady step at the sizes where it is slower than both
+//!   overheads (the wire is the bottleneck there); where it never is, `G` is what the
+//!   ping-pong's slope leaves after the overheads' and `g` the largest that keeps the stream
+//!   as measured;
+//! - `L` from the ping-pong less both overheads and `s * G`, the mean over the segment's sizes.
+//!
+//! Intervals are 95 % (Student's t): a line's from its standard errors, `L` and `g` from the
+//! spread of their per-size values. Exact data (an emulated fabric) gives zero-width intervals.
+
+use serde::Serialize;
+
+use crate::line::{self, Line};
+use crate::model::{LogGp, Model, ACK_BYTES};
+use crate::observations::{Observations, Pattern};
+use crate::segments::{ranges, Switch};
+
+/// Confidence of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// A receive longer than the stream's step by more than this share waited for the data: no
+/// CPU can be busy longer per message than a stream of them takes.
+const WAITED: f64 = 0.10;
+
+/// A stream step above both overheads by more than this share is the wire's.
+const WIRE_BOUND: f64 = 0.05;
+
+/// A parameter's 95 % interval, where the data give one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The intervals of one segment's parameters (None: not enough sizes, or derived).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Intervals {
+    pub latency_ns: Option<Interval>,
+    pub send_ns: Option<Interval>,
+    pub send_per_byte_ns: Option<Interval>,
+    pub recv_ns: Option<Interval>,
+    pub recv_per_byte_ns: Option<Interval>,
+    pub gap_ns: Option<Interval>,
+    pub gap_per_byte_ns: Option<Interval>,
+}
+
+/// One segment's fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SegmentFit {
+    /// Where the segment starts in the card: 0 for the first, else its switch's `before`.
+    pub from: u64,
+    /// The sizes measured in it.
+    pub sizes: Vec<u64>,
+    pub params: LogGp,
+    pub intervals: Intervals,
+    /// How parameters were found where the direct route was closed, for the report.
+    pub notes: Vec<String>,
+}
+
+/// A measured time beside what the fitted model gives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Residual {
+    pub pattern: Pattern,
+    pub size: u64,
+    pub measured_ns: f64,
+    pub model_ns: f64,
+}
+
+impl Residual {
+    /// (model - measured) / measured.
+    pub fn error(&self) -> f64 {
+        if self.measured_ns == 0.0 {
+            0.0
+        } else {
+            (self.model_ns - self.measured_ns) / self.measured_ns
+        }
+    }
+}
+
+/// The whole fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    pub window: u64,
+    pub switches: Vec<Switch>,
+    pub segments: Vec<SegmentFit>,
+    pub residuals: Vec<Residual>,
+}
+
+impl Fit {
+    pub fn model(&self) -> Model {
+        Model {
+            segments: self.segments.iter().map(|s| (s.from, s.params)).collect(),
+        }
+    }
+
+    /// The largest |error| of a pattern's residuals, from `min_size` up.
+    pub fn worst(&self, pattern: Pattern, min_size: u64) -> Option<&Residual> {
+        self.residuals
+            .iter()
+            .filter(|r| r.pattern == pattern && r.size >= min_size)
+            .max_by(|a, b| a.error().abs().total_cmp(&b.error().abs()))
+    }
+}
+
+fn interval(value: f64, se: Option<f64>, n: usize) -> Option<Interval> {
+    let se = se?;
+    let half = line::t_quantile(CONFIDENCE, (n as f64 - 2.0).max(1.0)) * se;
+    Some(Interval {
+        low: value - half,
+        high: value + half,
+    })
+}
+
+/// Mean and 95 % interval of per-size values.
+fn mean_interval(values: &[f64]) -> (f64, Option<Interval>) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 {
+        return (mean, None);
+    }
+    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let half = line::t_quantile(CONFIDENCE, n - 1.0) * sd / n.sqrt();
+    (
+        mean,
+        Some(Interval {
+            low: mean - half,
+            high: mean + half,
+        }),
+    )
+}
+
+/// A line that does not fall: a falling fit (noise over a flat stretch) becomes its mean.
+fn rising(points: &[(f64, f64)]) -> Option<Line> {
+    let l = line::fit(points)?;
+    if l.slope >= 0.0 {
+        return Some(l);
+    }
+    let ys: Vec<(f64, f64)> = points.iter().map(|p| (0.0, p.1)).collect();
+    line::fit(&ys)
+}
+
+/// Everything one segment's sizes need, gathered once.
+struct Rows {
+    size: Vec<u64>,
+    pingpong: Vec<f64>,
+    step: Vec<f64>,
+    send: Vec<f64>,
+    recv: Vec<f64>,
+}
+
+fn rows(obs: &Observations, sizes: &[u64], ack_ns: f64) -> Rows {
+    let get = |p: Pattern, s: u64| obs.get(p, s).expect("complete sizes only");
+    let mut r = Rows {
+        size: Vec::new(),
+        pingpong: Vec::new(),
+        step: Vec::new(),
+        send: Vec::new(),
+        recv: Vec::new(),
+    };
+    for &s in sizes {
+        let pp = get(Pattern::Pingpong, s);
+        let step = Model::steady_step(get(Pattern::Stream, s), pp, ack_ns, obs.window).max(0.0);
+        r.size.push(s);
+        r.pingpong.push(pp);
+        r.step.push(step);
+        r.send.push(get(Pattern::Send, s));
+        r.recv.push(get(Pattern::Recv, s));
+    }
+    r
+}
+
+fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
+    let x: Vec<f64> = r.size.iter().map(|&s| s as f64).collect();
+    let n = x.len();
+    let mut notes = Vec::new();
+    let capped = |ys: &[f64]| -> Vec<(f64, f64)> {
+        x.iter()
+            .zip(ys)
+            .zip(&r.step)
+            .map(|((&x, &y), &step)| (x, y.min(step.max(f64::MIN_POSITIVE))))
+            .collect()
+    };
+    let send = rising(&capped(&r.send)).expect("a segment has sizes");
+    let waited = (0..n)
+        .filter(|&i| r.recv[i] > r.step[i] * (1.0 + WAITED))
+        .count();
+    if waited > 0 {
+        notes.push(format!(
+            "{waited} of {n} receives took longer than the stream's step per message (they waited for the data phase, as a rendezvous without asynchronous progress does): o_r is capped there at the step and at what the ping-pong leaves after o_s, so o_r may carry part of the transfer or of L"
+        ));
+    }
+    let pp_line = line::fit(
+        &x.iter()
+            .copied()
+            .zip(r.pingpong.iter().copied())
+            .collect::<Vec<_>>(),
+    )
+    .expect("a segment has sizes");
+    let os = (send.intercept.max(0.0), send.slope.max(0.0));
+    // A receive is also capped at what the ping-pong leaves after the sender's overhead: the
+    // two overheads of one message cannot add up to more than its one-way time.
+    let recv_points: Vec<(f64, f64)> = (0..n)
+        .map(|i| {
+            let room = r.pingpong[i] - (os.0 + os.1 * x[i]);
+            (x[i], r.recv[i].min(r.step[i]).min(room).max(0.0))
+        })
+        .collect();
+    let recv = rising(&recv_points).expect("a segment has sizes");
+    let or_line = (recv.intercept.max(0.0), recv.slope.max(0.0));
+    // Sizes where the stream is slower than both CPUs: there the wire sets its pace.
+    let wire: Vec<usize> = (0..n)
+        .filter(|&i| {
+            let cpu = (os.0 + os.1 * x[i]).max(or_line.0 + or_line.1 * x[i]);
+            r.step[i] > cpu * (1.0 + WIRE_BOUND)
+        })
+        .collect();
+    let wire_line = (wire.len() >= 2)
+        .then(|| rising(&wire.iter().map(|&i| (x[i], r.step[i])).collect::<Vec<_>>()))
+        .flatten();
+    let (g_per_byte, gap, gap_iv, g_iv) = match wire_line {
+        Some(l) => {
+            let g = l.slope.max(0.0);
+            let gaps: Vec<f64> = wire.iter().map(|&i| r.step[i] - g * x[i]).collect();
+            let (gap, iv) = mean_interval(&gaps);
+            (g, gap, iv, interval(g, l.se_slope, l.points))
+        }
+        None => {
+            notes.push(
+                "the stream is as slow as an overhead at (nearly) every size here: G is what the ping-pong's slope leaves after the overheads', g the largest that keeps the stream as measured"
+                    .into(),
+            );
+            let g = (pp_line.slope - os.1 - or_line.1).max(0.0);
+            let gap = (0..n)
+                .map(|i| r.step[i] - g * x[i])
+                .fold(f64::INFINITY, f64::min);
+            (g, gap, None, None)
+        }
+    };
+    let lats: Vec<f64> = (0..n)
+        .map(|i| {
+            r.pingpong[i]
+                - (os.0 + os.1 * x[i])
+                - (or_line.0 + or_line.1 * x[i])
+                - g_per_byte * x[i]
+        })
+        .collect();
+    let (mut latency, lat_iv) = mean_interval(&lats);
+    if latency < 0.0 {
+        notes.push(format!(
+            "the overheads measured exceed the ping-pong by {:.0} ns on average: L is set to 0",
+            -latency
+        ));
+        latency = 0.0;
+    }
+    let params = LogGp {
+        latency_ns: latency,
+        send_ns: os.0,
+        send_per_byte_ns: os.1,
+        recv_ns: or_line.0,
+        recv_per_byte_ns: or_line.1,
+        gap_ns: gap.max(0.0),
+        gap_per_byte_ns: g_per_byte,
+    };
+    let intervals = Intervals {
+        latency_ns: lat_iv,
+        send_ns: interval(os.0, send.se_intercept, n),
+        send_per_byte_ns: interval(os.1, send.se_slope, n),
+        recv_ns: interval(or_line.0, recv.se_intercept, n),
+        recv_per_byte_ns: interval(or_line.1, recv.se_slope, n),
+        gap_ns: gap_iv,
+        gap_per_byte_ns: g_iv,
+    };
+    SegmentFit {
+        from,
+        sizes: r.size.clone(),
+        params,
+        intervals,
+        notes,
+    }
+}
+
+/// Fits every segment the switches bound, then sets the model against every measurement.
+pub fn fit(obs: &Observations, switches: &[Switch]) -> Result<Fit, crate::CharacteriseError> {
+    let sizes = obs.complete_sizes();
+    if sizes.len() < 2 {
+        return Err(crate::CharacteriseError::Fit(format!(
+            "needs every pattern at two sizes or more; have {}",
+            sizes.len()
+        )));
+    }
+    // The acknowledgement's one-way time: measured at its size, else the nearest size's.
+    let ack_ns = obs.get(Pattern::Pingpong, ACK_BYTES).unwrap_or_else(|| {
+        obs.get(Pattern::Pingpong, sizes[0])
+            .expect("complete sizes have a ping-pong")
+    });
+    let groups = ranges(&sizes, switches);
+    let mut segments: Vec<SegmentFit> = Vec::new();
+    for (k, group) in groups.iter().enumerate() {
+        if group.is_empty() {
+            continue;
+        }
+        let from = if k == 0 { 0 } else { switches[k - 1].before };
+        segments.push(fit_segment(&rows(obs, group, ack_ns), from));
+    }
+    if let Some(first) = segments.first_mut() {
+        first.from = 0;
+    }
+    let mut fit = Fit {
+        window: obs.window,
+        switches: switches.to_vec(),
+        segments,
+        residuals: Vec::new(),
+    };
+    let model = fit.model();
+    for p in Pattern::ALL {
+        for (size, measured) in obs.series(p) {
+            let at = model.at(size);
+            let model_ns = match p {
+                Pattern::Pingpong => model.pingpong(size),
+                Pattern::Stream => model.stream(size, obs.window),
+                Pattern::Send => at.send(size),
+                Pattern::Recv => at.recv(size),
+            };
+            fit.residuals.push(Residual {
+                pattern: p,
+                size,
+                measured_ns: measured,
+                model_ns,
+            });
+        }
+    }
+    Ok(fit)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,146 @@
+use super::*;
+use crate::segments::{refinement, switches};
+use curves::Tolerance;
+
+fn eager() -> LogGp {
+    LogGp {
+        latency_ns: 710.0,
+        send_ns: 300.0,
+        send_per_byte_ns: 0.0,
+        recv_ns: 600.0,
+        recv_per_byte_ns: 1.0 / 15.0,
+        gap_ns: 310.0,
+        gap_per_byte_ns: 0.08,
+    }
+}
+
+fn rendezvous() -> LogGp {
+    LogGp {
+        latency_ns: 2900.0,
+        send_ns: 600.0,
+        send_per_byte_ns: 0.0,
+        recv_ns: 600.0,
+        recv_per_byte_ns: 0.0,
+        gap_ns: 320.0,
+        gap_per_byte_ns: 0.08,
+    }
+}
+
+/// What the patterns measure on a fabric that is exactly `model`; with `waits`, receives
+/// above the switch include the data phase, as a rendezvous without progress does.
+fn measure(model: &Model, sizes: &[u64], waits: Option<u64>) -> Observations {
+    let mut obs = Observations::new(64);
+    for &s in sizes {
+        let at = model.at(s);
+        obs.insert(Pattern::Pingpong, s, model.pingpong(s));
+        obs.insert(Pattern::Stream, s, model.stream(s, 64));
+        obs.insert(Pattern::Send, s, at.send(s));
+        let recv = match waits {
+            Some(from) if s >= from => {
+                at.recv(s) + 2.0 * at.latency_ns + s as f64 * at.gap_per_byte_ns
+            }
+            _ => at.recv(s),
+        };
+        obs.insert(Pattern::Recv, s, recv);
+    }
+    obs
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-9)
+}
+
+#[test]
+fn an_exact_two_protocol_fabric_is_recovered() {
+    let truth = Model {
+        segments: vec![(0, eager()), (40_000, rendezvous())],
+    };
+    let mut sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+    let obs = measure(&truth, &sizes, None);
+    let sw = switches(&obs, Tolerance::default()).unwrap();
+    assert_eq!(sw.len(), 1, "{sw:?}");
+    sizes.extend(refinement(&sw, 7, &sizes));
+    sizes.sort_unstable();
+    let obs = measure(&truth, &sizes, None);
+    let sw = switches(&obs, Tolerance::default()).unwrap();
+    assert_eq!(sw.len(), 1, "{sw:?}");
+    assert!(
+        sw[0].before >= 40_000 && sw[0].before - 40_000 <= 4096,
+        "{sw:?}"
+    );
+    let fit = fit(&obs, &sw).unwrap();
+    assert_eq!(fit.segments.len(), 2);
+    for (got, want) in fit.segments.iter().zip([eager(), rendezvous()]) {
+        let p = got.params;
+        assert!(close(p.latency_ns, want.latency_ns, 1e-6), "{p:?}");
+        assert!(close(p.send_ns, want.send_ns, 1e-6), "{p:?}");
+        assert!(close(p.recv_ns, want.recv_ns, 1e-6), "{p:?}");
+        assert!(
+            close(p.gap_per_byte_ns, want.gap_per_byte_ns, 1e-6),
+            "{p:?}"
+        );
+        assert!(
+            (p.recv_per_byte_ns - want.recv_per_byte_ns).abs() < 1e-9,
+            "{p:?}"
+        );
+        assert!(close(p.gap_ns, want.gap_ns, 1e-6), "{p:?}");
+    }
+    for r in &fit.residuals {
+        assert!(r.error().abs() < 1e-6, "{r:?}");
+    }
+}
+
+#[test]
+fn receives_that_waited_for_the_data_still_give_the_measured_curves() {
+    let truth = Model {
+        segments: vec![(0, eager()), (40_000, rendezvous())],
+    };
+    let sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+    let obs = measure(&truth, &sizes, Some(40_000));
+    let sw = switches(&obs, Tolerance::default()).unwrap();
+    let fit = fit(&obs, &sw).unwrap();
+    let rndv = &fit.segments[1];
+    assert!(rndv.notes.iter().any(|n| n.contains("waited")), "{rndv:?}");
+    assert!(fit.segments[0].notes.iter().all(|n| !n.contains("waited")));
+    // The eager segment's split is untouched.
+    assert!(close(fit.segments[0].params.latency_ns, 710.0, 1e-6));
+    // The cap keeps the stream's limit: the wire's 12.5 GB/s.
+    let mbs = rndv.params.asymptotic_mbs().unwrap();
+    assert!(close(mbs, 12_500.0, 1e-6), "{rndv:?}");
+    for r in fit
+        .residuals
+        .iter()
+        .filter(|r| matches!(r.pattern, Pattern::Pingpong | Pattern::Stream))
+    {
+        assert!(r.error().abs() < 1e-6, "{r:?}");
+    }
+}
+
+#[test]
+fn noisy_lines_get_intervals_that_hold_the_truth() {
+    // A fixed pseudo-random jitter of +-2 % on a one-protocol fabric.
+    let truth = Model {
+        segments: vec![(0, eager())],
+    };
+    let sizes: Vec<u64> = (0..=20).map(|k| 1u64 << k).collect();
+    let exact = measure(&truth, &sizes, None);
+    let mut obs = Observations::new(64);
+    let mut state = 12345u64;
+    for p in Pattern::ALL {
+        for (s, t) in exact.series(p) {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            obs.insert(p, s, t * (1.0 + 0.04 * (u - 0.5)));
+        }
+    }
+    let fit = fit(&obs, &[]).unwrap();
+    let seg = &fit.segments[0];
+    let iv = seg.intervals.gap_per_byte_ns.expect("many sizes");
+    assert!(iv.low < 0.08 && 0.08 < iv.high, "{iv:?}");
+    assert!(iv.high - iv.low < 0.01, "{iv:?}");
+    let lat = seg.intervals.latency_ns.expect("many sizes");
+    assert!(lat.low < lat.high);
+    assert!(fit.worst(Pattern::Pingpong, 64).unwrap().error().abs() < 0.1);
+}

@@ -1,0 +1,223 @@
+//! What a characterisation writes beside its card: report.md (the model, its switches, how
+//! well it fits every measurement, and how to run it), fit.json (every number) and fit.csv
+//! (one row per measurement with the model's value), one exporter per format.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::card::{number, Provenance};
+use crate::fit::{Fit, Interval};
+use crate::model::LogGp;
+use crate::observations::{Observations, Pattern};
+
+/// Everything a characterisation found, the input of every exporter.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub fabric: String,
+    pub host: String,
+    pub ranks: usize,
+    pub emulated: bool,
+    /// Run directory names the measurements came from (empty when nothing was written).
+    pub runs: Vec<String>,
+    pub observations: Observations,
+    pub fit: Fit,
+}
+
+impl Outcome {
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            fabric: self.fabric.clone(),
+            runs: if self.runs.is_empty() {
+                vec!["measurements not stored".into()]
+            } else {
+                self.runs.clone()
+            },
+            host: self.host.clone(),
+            ranks: self.ranks,
+            emulated: self.emulated,
+        }
+    }
+}
+
+/// One output file made from an outcome.
+pub trait Exporter {
+    fn file_name(&self) -> &'static str;
+    fn render(&self, o: &Outcome) -> Result<String, String>;
+}
+
+pub struct Card;
+pub struct Json;
+pub struct Csv;
+pub struct Markdown;
+
+/// Every file a characterisation writes besides its plots.
+pub const EXPORTERS: &[&dyn Exporter] = &[&Card, &Json, &Csv, &Markdown];
+
+impl Exporter for Card {
+    fn file_name(&self) -> &'static str {
+        "card.toml"
+    }
+    fn render(&self, o: &Outcome) -> Result<String, String> {
+        Ok(crate::card::card(&o.fit, &o.provenance()))
+    }
+}
+
+impl Exporter for Json {
+    fn file_name(&self) -> &'static str {
+        "fit.json"
+    }
+    fn render(&self, o: &Outcome) -> Result<String, String> {
+        serde_json::to_string_pretty(o).map_err(|e| e.to_string())
+    }
+}
+
+impl Exporter for Csv {
+    fn file_name(&self) -> &'static str {
+        "fit.csv"
+    }
+    fn render(&self, o: &Outcome) -> Result<String, String> {
+        let mut out = String::from("pattern,size,measured_us,model_us,error_pct\n");
+        for r in &o.fit.residuals {
+            let _ = writeln!(
+                out,
+                "{},{},{:.6},{:.6},{:.3}",
+                r.pattern.name(),
+                r.size,
+                r.measured_ns / 1e3,
+                r.model_ns / 1e3,
+                r.error() * 100.0
+            );
+        }
+        Ok(out)
+    }
+}
+
+fn with_iv(value: f64, iv: Option<Interval>) -> String {
+    match iv {
+        Some(i) if i.high > i.low => {
+            format!("{} ({}..{})", number(value), number(i.low), number(i.high))
+        }
+        _ => number(value),
+    }
+}
+
+fn bandwidth(p: &LogGp) -> String {
+    p.asymptotic_mbs()
+        .map(|b| format!("{:.0}", b))
+        .unwrap_or_else(|| "-".into())
+}
+
+impl Exporter for Markdown {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+    fn render(&self, o: &Outcome) -> Result<String, String> {
+        let mut md = String::new();
+        let fit = &o.fit;
+        let _ = writeln!(md, "# Characterisation of {}\n", o.fabric);
+        let _ = writeln!(
+            md,
+            "Host {}, {} ranks, measured in {}{}.\n",
+            o.host,
+            o.ranks,
+            if o.runs.is_empty() {
+                "runs not stored".into()
+            } else {
+                o.runs.join(", ")
+            },
+            if o.emulated {
+                " (an emulated fabric: virtual time, exact)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(md, "## The model\n");
+        let _ = writeln!(
+            md,
+            "LogGP per protocol segment: a message of s bytes costs the sender o_s(s) = o_s + s·o_s/B, the wire s·G and then L, the receiver o_r(s) = o_r + s·o_r/B; the NIC starts one message per g + s·G. Values in ns (per byte where /B); 95 % intervals in parentheses where the data give one.\n"
+        );
+        let _ = writeln!(md, "| segment | sizes measured | L | o_s | o_s/B | o_r | o_r/B | g | G | one-way at start (us) | stream limit (MB/s) |");
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
+        for (k, s) in fit.segments.iter().enumerate() {
+            let p = &s.params;
+            let iv = &s.intervals;
+            let _ = writeln!(
+                md,
+                "| {} from {} B | {} ({}..{} B) | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
+                k + 1,
+                s.from,
+                s.sizes.len(),
+                s.sizes.first().unwrap_or(&0),
+                s.sizes.last().unwrap_or(&0),
+                with_iv(p.latency_ns, iv.latency_ns),
+                with_iv(p.send_ns, iv.send_ns),
+                with_iv(p.send_per_byte_ns, iv.send_per_byte_ns),
+                with_iv(p.recv_ns, iv.recv_ns),
+                with_iv(p.recv_per_byte_ns, iv.recv_per_byte_ns),
+                with_iv(p.gap_ns, iv.gap_ns),
+                with_iv(p.gap_per_byte_ns, iv.gap_per_byte_ns),
+                p.one_way(s.from) / 1e3,
+                bandwidth(p),
+            );
+        }
+        let _ = writeln!(md, "\n## Protocol switches\n");
+        if fit.switches.is_empty() {
+            let _ = writeln!(md, "The ping-pong curve is one straight line: no switch.");
+        } else {
+            let _ = writeln!(md, "| between (B) | kind | step at the first size after |");
+            let _ = writeln!(md, "|---|---|---|");
+            for s in &fit.switches {
+                let _ = writeln!(
+                    md,
+                    "| {}..{} | {} | {:+.1} % |",
+                    s.after,
+                    s.before,
+                    s.kind,
+                    s.step * 100.0
+                );
+            }
+        }
+        let notes: Vec<String> = fit
+            .segments
+            .iter()
+            .enumerate()
+            .flat_map(|(k, s)| {
+                s.notes
+                    .iter()
+                    .map(move |n| format!("- segment {}: {n}", k + 1))
+            })
+            .collect();
+        if !notes.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n## How parameters were found where the direct route was closed\n"
+            );
+            let _ = writeln!(md, "{}", notes.join("\n"));
+        }
+        let _ = writeln!(md, "\n## How well the model fits\n");
+        let _ = writeln!(
+            md,
+            "| pattern | worst error | at size (B) | measured (us) | model (us) |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        for p in Pattern::ALL {
+            if let Some(r) = fit.worst(p, 0) {
+                let _ = writeln!(
+                    md,
+                    "| {} | {:+.1} % | {} | {:.3} | {:.3} |",
+                    p.name(),
+                    r.error() * 100.0,
+                    r.size,
+                    r.measured_ns / 1e3,
+                    r.model_ns / 1e3
+                );
+            }
+        }
+        let _ = writeln!(md, "\nEvery measurement beside the model is in fit.csv.\n");
+        let _ = writeln!(md, "![the fit](fit-{}.svg)\n", o.fabric);
+        let _ = writeln!(md, "## Run the model\n");
+        let _ = writeln!(md, "```\nfabbench run osu_latency osu_bw --fabric loggp --model card.toml\nfabbench run mpptest -gop -dsum --fabric loggp --model card.toml -n 64\n```");
+        Ok(md)
+    }
+}

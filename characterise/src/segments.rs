@@ -1,0 +1,121 @@
+//! Where the protocols switch: `curves` reads the ping-pong curve as straight pieces, and every
+//! switch between them bounds a segment. A switch is only known to lie between two measured
+//! sizes; refinement measures sizes in between and reads the curve again.
+
+use curves::{Kind, Tolerance};
+use serde::Serialize;
+
+use crate::error::CharacteriseError;
+use crate::observations::{Observations, Pattern};
+
+/// The most segments a card holds (the `loggp` fabric's slots).
+pub const MAX_SEGMENTS: usize = 6;
+
+/// A switch between two consecutive measured sizes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Switch {
+    /// The last size measured before it.
+    pub after: u64,
+    /// The first size measured after it: where the new segment starts.
+    pub before: u64,
+    /// A jump (a fixed cost appearing: a handshake) or a change of slope (a copy mode).
+    pub kind: Kind,
+    /// What the switch adds to the ping-pong at `before`, relative to the time there.
+    pub step: f64,
+}
+
+/// The switches the ping-pong curve shows, at most `MAX_SEGMENTS - 1` (the largest steps
+/// kept). Only the ping-pong: within a protocol it is a straight line (`o_s + o_r + L + s*G`),
+/// while a stream bends wherever its bottleneck moves from one side's CPU to the wire, which
+/// is the model's own max of the three and not a switch.
+pub fn switches(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, CharacteriseError> {
+    let points: Vec<(u64, f64)> = obs
+        .series(Pattern::Pingpong)
+        .into_iter()
+        .map(|(s, ns)| (s, ns / 1e3))
+        .collect();
+    if points.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let analysis = curves::analyse(&points, tol)
+        .map_err(|e| CharacteriseError::Fit(format!("ping-pong curve: {e}")))?;
+    let mut all: Vec<Switch> = analysis
+        .breakpoints
+        .into_iter()
+        .map(|b| Switch {
+            after: b.after,
+            before: b.before,
+            kind: b.kind,
+            step: b.step_us / b.right.at(b.before).abs().max(f64::MIN_POSITIVE),
+        })
+        .collect();
+    if all.len() >= MAX_SEGMENTS {
+        all.sort_by(|a, b| b.step.abs().total_cmp(&a.step.abs()));
+        all.truncate(MAX_SEGMENTS - 1);
+    }
+    all.sort_by_key(|s| s.before);
+    Ok(all)
+}
+
+/// Sizes to measure inside each switch's interval: `per_switch` evenly spaced, whole bytes,
+/// none already measured.
+pub fn refinement(switches: &[Switch], per_switch: u64, measured: &[u64]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for s in switches {
+        let width = s.before - s.after;
+        for j in 1..=per_switch {
+            let size = s.after + width * j / (per_switch + 1);
+            if size > s.after && size < s.before && !measured.contains(&size) {
+                out.push(size);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The sizes each segment holds: bounded by the switches, as (first, last) measured sizes.
+pub fn ranges(sizes: &[u64], switches: &[Switch]) -> Vec<Vec<u64>> {
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); switches.len() + 1];
+    for &s in sizes {
+        let k = switches.partition_point(|w| w.before <= s);
+        out[k].push(s);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_protocols() -> Observations {
+        let mut obs = Observations::new(64);
+        let sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+        for &s in &sizes {
+            let x = s as f64;
+            let (pp, st) = if s <= 32768 {
+                (1500.0 + 0.15 * x, 320.0 + 0.08 * x)
+            } else {
+                (4000.0 + 0.08 * x, 350.0 + 0.08 * x)
+            };
+            obs.insert(Pattern::Pingpong, s, pp);
+            obs.insert(Pattern::Stream, s, st);
+        }
+        obs
+    }
+
+    #[test]
+    fn a_rendezvous_jump_is_one_switch_and_refinement_splits_its_interval() {
+        let obs = two_protocols();
+        let sw = switches(&obs, Tolerance::default()).unwrap();
+        assert_eq!(sw.len(), 1, "{sw:?}");
+        assert_eq!((sw[0].after, sw[0].before), (32768, 65536));
+        assert_eq!(sw[0].kind, Kind::Jump);
+        let refine = refinement(&sw, 7, &[32768, 65536]);
+        assert_eq!(refine.len(), 7);
+        assert_eq!(refine[0], 32768 + 4096);
+        let r = ranges(&[1, 32768, 36864, 65536], &sw);
+        assert_eq!(r, vec![vec![1, 32768, 36864], vec![65536]]);
+    }
+}
