@@ -52,9 +52,8 @@ fn pair(
     data: Vec<(f64, f64)>,
     model: Vec<(f64, f64)>,
 ) {
-    let positive = |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
-        v.into_iter().filter(|p| p.1 > 0.0).collect()
-    };
+    let positive =
+        |v: Vec<(f64, f64)>| -> Vec<(f64, f64)> { v.into_iter().filter(|p| p.1 > 0.0).collect() };
     let (data, model) = (positive(data), positive(model));
     panel.lines.push(Line {
         name: format!("{name} measured"),

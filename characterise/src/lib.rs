@@ -74,6 +74,7 @@ pub fn characterise(
             switches = segments::switches(&obs, req.tolerance)?;
         }
     }
+    let switches = segments::prune(switches, &obs.complete_sizes());
     observer.step("fitting");
     let fit = fit::fit(&obs, &switches)?;
     let series = run.series.first();

@@ -75,6 +75,39 @@ pub fn refinement(switches: &[Switch], per_switch: u64, measured: &[u64]) -> Vec
     out
 }
 
+/// The fewest sizes a segment needs: with two, its lines are exact and say nothing of noise;
+/// with one, a slope cannot be read at all.
+pub const MIN_SIZES: usize = 3;
+
+/// Drops switches until every segment holds at least [`MIN_SIZES`] of `sizes`: a segment too
+/// short to fit is a disturbed measurement or two (a real fabric on a busy host), not a
+/// protocol. Of a short segment's two switches, the smaller step goes.
+pub fn prune(mut switches: Vec<Switch>, sizes: &[u64]) -> Vec<Switch> {
+    loop {
+        let groups = ranges(sizes, &switches);
+        let Some(k) = groups.iter().position(|g| g.len() < MIN_SIZES) else {
+            return switches;
+        };
+        if switches.is_empty() {
+            return switches;
+        }
+        // Segment k lies between switch k-1 and switch k.
+        let drop = match (k.checked_sub(1), (k < switches.len()).then_some(k)) {
+            (Some(l), Some(r)) => {
+                if switches[l].step.abs() <= switches[r].step.abs() {
+                    l
+                } else {
+                    r
+                }
+            }
+            (Some(l), None) => l,
+            (None, Some(r)) => r,
+            (None, None) => return switches,
+        };
+        switches.remove(drop);
+    }
+}
+
 /// The sizes each segment holds: bounded by the switches, as (first, last) measured sizes.
 pub fn ranges(sizes: &[u64], switches: &[Switch]) -> Vec<Vec<u64>> {
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); switches.len() + 1];
@@ -117,5 +150,26 @@ mod tests {
         assert_eq!(refine[0], 32768 + 4096);
         let r = ranges(&[1, 32768, 36864, 65536], &sw);
         assert_eq!(r, vec![vec![1, 32768, 36864], vec![65536]]);
+    }
+
+    #[test]
+    fn segments_too_short_to_fit_lose_their_smaller_switch() {
+        let sw = |after: u64, before: u64, step: f64| Switch {
+            after,
+            before,
+            kind: Kind::Jump,
+            step,
+        };
+        let sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+        // A one-size segment at 64 between two switches: the smaller (at 64) goes, leaving
+        // 64 with the sizes after it.
+        let kept = prune(vec![sw(32, 64, 0.3), sw(64, 128, 0.1)], &sizes);
+        assert_eq!(kept, vec![sw(32, 64, 0.3)]);
+        // A last segment of two sizes loses its switch.
+        let kept = prune(vec![sw(128, 256, 0.5)], &sizes);
+        assert!(kept.is_empty());
+        // Long enough segments keep theirs.
+        let kept = prune(vec![sw(16, 32, 0.5)], &sizes);
+        assert_eq!(kept.len(), 1);
     }
 }

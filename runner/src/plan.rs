@@ -519,7 +519,10 @@ impl PlanBuilder {
         if let Some(values) = card {
             let prefix = format!("{}.", def.name);
             for (k, v) in values {
-                let name = if k.starts_with(&prefix) {
+                // A card's own values are named without the fabric's prefix; a name the
+                // registry knows as it stands is an engine tunable (the eager threshold of the
+                // MPI stack the card describes), set as such.
+                let name = if k.starts_with(&prefix) || registry.get(k).is_some() {
                     k.clone()
                 } else {
                     format!("{prefix}{k}")

@@ -64,7 +64,7 @@ pub struct LoggpParams {
     pub max_size: Option<u64>,
     pub patterns: Vec<Pattern>,
     pub window: u64,
-    /// Timed iterations per point (default: OSU's rule, osu_latency's for the ping-pong and
+    /// Timed iterations per point (default: a tenth of osu_latency's rule for the ping-pong and
     /// the overheads, osu_bw's for the stream).
     pub iterations: Option<u64>,
     pub warmup: Option<u64>,

@@ -56,6 +56,9 @@ struct Params {
     queues: u64,
     queue_setup: Ps,
     dq_message: Ps,
+    /// Each dedicated queue's per-message work done by its own DMA channel, concurrently with
+    /// the other queues' (`dq_channels`), instead of by the sender's CPU one after another.
+    dq_channels: bool,
     align: u64,
     doorbell: Ps,
     /// Entries of the receiver's common queue.
@@ -67,6 +70,8 @@ struct Params {
 #[derive(Debug, Clone, Copy)]
 struct Programmed {
     recv_aligned: bool,
+    /// The receiver's queue (and DMA channel) it was given.
+    channel: usize,
 }
 
 pub struct RapidIo {
@@ -77,6 +82,8 @@ pub struct RapidIo {
     dedicated: Vec<Credits>,
     /// (receiver, sender, rndv) -> the queue programmed for that transfer.
     programmed: BTreeMap<(usize, usize, u64), Programmed>,
+    /// Each node's dedicated queues' DMA channels (used with `dq_channels`).
+    channels: Vec<Vec<Resource>>,
     /// (sender, receiver) pairs whose last segment was rejected by a full common queue.
     rejected: std::collections::BTreeSet<(usize, usize)>,
     bounced: u64,
@@ -99,6 +106,7 @@ impl RapidIo {
             queues: s.int("rapidio.dedicated_queues") as u64,
             queue_setup: ns(s.float("rapidio.queue_setup_ns")),
             dq_message: ns(s.float("rapidio.dq_message_ns")),
+            dq_channels: s.flag("rapidio.dq_channels"),
             align: s.size("rapidio.align_bytes"),
             doorbell: ns(s.float("rapidio.doorbell_ns")),
             common_entries: s.int("rapidio.common_queue_entries") as u64,
@@ -115,6 +123,7 @@ impl RapidIo {
             common: (0..n).map(|_| Credits::new(cq)).collect(),
             dedicated: (0..n).map(|_| Credits::new(p.queues)).collect(),
             programmed: BTreeMap::new(),
+            channels: vec![vec![Resource::default(); p.queues as usize]; n],
             rejected: Default::default(),
             bounced: 0,
             p,
@@ -151,6 +160,36 @@ impl RapidIo {
             arrival = end + self.p.latency;
         }
         (t, arrival)
+    }
+
+    /// As [`RapidIo::messages`] for a dedicated queue whose DMA channel does each message's
+    /// work itself: the channel takes `dq_message` and then the link's time per message, one
+    /// message after another, while other queues' channels run at the same time; the sender's
+    /// CPU is not held. The link's ports, shared with every other transfer, carry the
+    /// fragment's bytes at the end of the channel's stretch (reserving them message by message
+    /// would hold them through every channel's descriptor work, as one resource cannot leave
+    /// gaps). Returns the arrival.
+    fn channel_messages(
+        &mut self,
+        src: usize,
+        dst: usize,
+        channel: usize,
+        sizes: &[u64],
+        at: Ps,
+    ) -> Ps {
+        let link: Ps = sizes
+            .iter()
+            .map(|&m| transfer(self.on_link(m), self.p.link_mbps))
+            .sum();
+        let chain = sizes.len() as Ps * self.p.dq_message + link;
+        let (start, end) = self.channels[dst][channel].reserve(at, chain);
+        let mut out = self.out_port[src];
+        let mut inp = self.in_port[dst];
+        let (_, carried) =
+            Resource::reserve_all(&mut [&mut out, &mut inp], start + chain - link, link);
+        self.out_port[src] = out;
+        self.in_port[dst] = inp;
+        end.max(carried) + self.p.latency
     }
 
     /// Sizes of the common-queue messages carrying `bytes` (each with the MPI header).
@@ -190,10 +229,20 @@ impl Model for RapidIo {
                         why: format!("a free dedicated queue on node {}", f.src),
                     });
                 }
+                // The lowest-numbered queue no transfer to this node holds.
+                let channel = (0..self.p.queues as usize)
+                    .find(|c| {
+                        !self
+                            .programmed
+                            .iter()
+                            .any(|((r, _, _), g)| *r == f.src && g.channel == *c)
+                    })
+                    .unwrap_or(0);
                 self.programmed.insert(
                     (f.src, f.dst, rndv),
                     Programmed {
                         recv_aligned: self.complies(recv_addr, len),
+                        channel,
                     },
                 );
                 let t = now + self.p.queue_setup + self.p.doorbell;
@@ -203,7 +252,12 @@ impl Model for RapidIo {
                     arrival: end + self.p.latency,
                 })
             }
-            FragKind::Data { len, send_addr, .. } => {
+            FragKind::Data {
+                rndv,
+                len,
+                send_addr,
+                ..
+            } => {
                 // Through the programmed queue: no header, straight into the destination, but
                 // a misaligned source goes through a bounce buffer first.
                 let mut t = now;
@@ -215,6 +269,18 @@ impl Model for RapidIo {
                 let sizes: Vec<u64> = (0..k)
                     .map(|i| (len - i * self.p.message).min(self.p.message))
                     .collect();
+                if self.p.dq_channels {
+                    let channel = self
+                        .programmed
+                        .get(&(f.dst, f.src, rndv))
+                        .map(|g| g.channel)
+                        .unwrap_or(0);
+                    let arrival = self.channel_messages(f.src, f.dst, channel, &sizes, t);
+                    return Ok(Offer::Sent {
+                        sender_free: t,
+                        arrival,
+                    });
+                }
                 let (free, arrival) = self.messages(f.src, f.dst, &sizes, self.p.dq_message, t);
                 Ok(Offer::Sent {
                     sender_free: free,
@@ -255,11 +321,10 @@ impl Model for RapidIo {
                 rndv, len, last, ..
             } => {
                 let key = (f.dst, f.src, rndv);
-                let prog = self
-                    .programmed
-                    .get(&key)
-                    .copied()
-                    .unwrap_or(Programmed { recv_aligned: true });
+                let prog = self.programmed.get(&key).copied().unwrap_or(Programmed {
+                    recv_aligned: true,
+                    channel: 0,
+                });
                 let mut c = 0;
                 if !prog.recv_aligned {
                     // Landed in a bounce buffer: copy it to the real destination.

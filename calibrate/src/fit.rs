@@ -1,0 +1,200 @@
+//! The search: argmin's Nelder-Mead over the free parameters' unit coordinates, minimising the
+//! sum of squared log ratios of emulated to measured values (so 10 % too high and 10 % too low
+//! cost alike, at any magnitude), restarted from its best point until a restart gains nothing.
+//! A trial the fabric cannot run costs more than any fit.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
+use argmin::solver::neldermead::NelderMead;
+
+use crate::evaluate::{evaluate, Values, ITERATIONS};
+use crate::params::Free;
+use crate::table::Target;
+
+/// The cost of a trial the fabric refused.
+const REFUSED: f64 = 1e6;
+
+/// What the search minimises, and the trials it made.
+pub struct Problem<'a> {
+    pub fabric: &'a str,
+    pub free: &'a [Free],
+    /// Settings held during the fit (`FABRIC.NAME=VALUE`).
+    pub fixed: &'a [String],
+    /// The targets fitted (values above zero).
+    pub targets: &'a [Target],
+    pub stop: &'a AtomicBool,
+    pub trials: RefCell<usize>,
+}
+
+impl Problem<'_> {
+    /// The settings a point in unit space stands for.
+    pub fn sets(&self, unit: &[f64]) -> Vec<String> {
+        let mut sets: Vec<String> = self.fixed.to_vec();
+        for (f, &u) in self.free.iter().zip(unit) {
+            sets.push(format!(
+                "{}={}",
+                f.tunable(self.fabric),
+                f.text(f.from_unit(u))
+            ));
+        }
+        sets
+    }
+
+    /// The emulated values at a unit point, or the fabric's refusal.
+    pub fn values(&self, unit: &[f64]) -> Result<Values, String> {
+        *self.trials.borrow_mut() += 1;
+        evaluate(
+            self.fabric,
+            &self.sets(unit),
+            self.targets,
+            ITERATIONS,
+            self.stop,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// Sum of squared log ratios over the targets.
+    pub fn cost_of(&self, values: &Values) -> f64 {
+        self.targets
+            .iter()
+            .map(|t| match values.get(&(t.suite.clone(), t.size)) {
+                Some(&v) if v > 0.0 => (v / t.value).ln().powi(2),
+                _ => REFUSED,
+            })
+            .sum()
+    }
+}
+
+/// The problem as argmin's executor takes it (by value), borrowed.
+struct Cost<'p, 'a>(&'p Problem<'a>);
+
+impl CostFunction for Cost<'_, '_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+
+    fn cost(&self, unit: &Vec<f64>) -> Result<f64, ArgminError> {
+        let p = self.0;
+        if p.stop.load(Ordering::Relaxed) {
+            return Err(ArgminError::msg("interrupted"));
+        }
+        Ok(match p.values(unit) {
+            Ok(v) => p.cost_of(&v),
+            Err(_) => REFUSED * p.targets.len() as f64,
+        })
+    }
+}
+
+/// Nelder-Mead from `start` (unit coordinates), its simplex `step` wide, at most `iters`
+/// iterations; the best point and its cost.
+fn descend(p: &Problem, start: &[f64], step: f64, iters: u64) -> Result<(Vec<f64>, f64), String> {
+    let mut simplex = vec![start.to_vec()];
+    for i in 0..start.len() {
+        let mut v = start.to_vec();
+        v[i] = if v[i] + step <= 1.0 {
+            v[i] + step
+        } else {
+            v[i] - step
+        };
+        simplex.push(v);
+    }
+    let solver = NelderMead::new(simplex)
+        .with_sd_tolerance(1e-7)
+        .map_err(|e| e.to_string())?;
+    let res = Executor::new(Cost(p), solver)
+        .configure(|s| s.max_iters(iters))
+        .run()
+        .map_err(|e| e.to_string())?;
+    let best = res
+        .state()
+        .get_best_param()
+        .cloned()
+        .unwrap_or_else(|| start.to_vec());
+    Ok((best, res.state().get_best_cost()))
+}
+
+/// Points spread evenly over the unit cube (a Halton sequence, bases the first primes), for a
+/// first look at the landscape: deterministic, so a calibration repeats exactly.
+fn halton(count: usize, dims: usize) -> Vec<Vec<f64>> {
+    const PRIMES: [u32; 16] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53];
+    (1..=count)
+        .map(|i| {
+            (0..dims)
+                .map(|d| {
+                    let b = PRIMES[d % PRIMES.len()] as f64;
+                    let (mut f, mut r, mut n) = (1.0, 0.0, i as f64);
+                    while n > 0.0 {
+                        f /= b;
+                        r += f * (n % b);
+                        n = (n / b).floor();
+                    }
+                    r
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Points of the unit cube with their costs.
+pub type Seen = Vec<(Vec<f64>, f64)>;
+
+/// A first look at the landscape, best first: the card's own point and `count` points spread
+/// over the whole space. A model's cost has several valleys (a slow copy can stand in for a
+/// slow queue at one size and not at another), so the descents start from the best of these.
+pub fn scan(p: &Problem, start: &[f64], count: usize) -> Result<Seen, String> {
+    let cost = |u: &[f64]| p.values(u).map(|v| p.cost_of(&v)).unwrap_or(f64::INFINITY);
+    let mut seen: Vec<(Vec<f64>, f64)> = vec![(start.to_vec(), cost(start))];
+    for u in halton(count, start.len()) {
+        if p.stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        let c = cost(&u);
+        seen.push((u, c));
+    }
+    seen.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Ok(seen)
+}
+
+/// The best unit point found by descending from the two best points of a scan; each descent
+/// restarts from its best with a smaller simplex until it gains less than 0.1 %.
+pub fn refine(
+    p: &Problem,
+    seen: &[(Vec<f64>, f64)],
+    rounds: usize,
+    iters: u64,
+) -> Result<(Vec<f64>, f64), String> {
+    let mut best = seen[0].clone();
+    for (from, _) in seen.iter().take(2) {
+        let found = descend_from(p, from, rounds, iters)?;
+        if found.1 < best.1 {
+            best = found;
+        }
+    }
+    Ok(best)
+}
+
+fn descend_from(
+    p: &Problem,
+    start: &[f64],
+    rounds: usize,
+    iters: u64,
+) -> Result<(Vec<f64>, f64), String> {
+    let mut best = (start.to_vec(), f64::INFINITY);
+    let mut step = 0.08;
+    for _ in 0..rounds {
+        let (x, c) = descend(p, &best.0, step, iters)?;
+        if p.stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        let gained = best.1.is_infinite() || c < best.1 * 0.999;
+        if c < best.1 {
+            best = (x, c);
+        }
+        if !gained {
+            break;
+        }
+        step = (step * 0.5).max(0.005);
+    }
+    Ok(best)
+}
