@@ -56,6 +56,10 @@ pub struct Scheduler {
     /// Which rank may run (NONE once everyone is finished or deadlocked).
     running: AtomicUsize,
     clocks: Vec<Arc<AtomicU64>>,
+    /// How long a rank waiting for its turn spins before parking: long while every rank can
+    /// have a core, not at all once ranks outnumber cores (64 ranks spinning on 2 cores take
+    /// the cores from the one rank whose turn it is).
+    spins: u32,
 }
 
 impl Scheduler {
@@ -75,6 +79,7 @@ impl Scheduler {
             turn: (0..n).map(|_| Condvar::new()).collect(),
             running: AtomicUsize::new(0),
             clocks: (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect(),
+            spins: if n <= cores() { 20_000 } else { 0 },
         })
     }
 
@@ -248,7 +253,7 @@ impl Scheduler {
 
     fn wait_turn(&self, rank: usize) -> Result<(), DesError> {
         // Spin first: the hand-over usually comes within microseconds.
-        for i in 0..20_000u32 {
+        for i in 0..self.spins {
             let r = self.running.load(Ordering::Acquire);
             if r == rank {
                 return Ok(());
@@ -273,6 +278,12 @@ impl Scheduler {
             st = self.turn[rank].wait(st).unwrap();
         }
     }
+}
+
+/// This host's cores, read once.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn drain_until(events: &mut BinaryHeap<Reverse<Ps>>, now: Ps) {

@@ -31,8 +31,9 @@ pub struct Request {
     /// The rank program for fabrics that start processes (a library caller's built binary).
     pub rank_program: Option<PathBuf>,
     pub command_line: Vec<String>,
-    /// How closely a protocol segment must follow its line.
-    pub tolerance: Tolerance,
+    /// How closely a protocol segment must follow its line; None: 5 % on an emulated fabric
+    /// (exact data), 10 % on a real one (a busy host's noise is not a protocol).
+    pub tolerance: Option<Tolerance>,
 }
 
 impl Request {
@@ -48,7 +49,7 @@ impl Request {
             runs_out: None,
             rank_program: None,
             command_line: Vec::new(),
-            tolerance: Tolerance::default(),
+            tolerance: None,
         }
     }
 }
@@ -79,6 +80,7 @@ impl Request {
         let bad = |m: String| Err(CharacteriseError::Request(m));
         let resolved =
             transports::registry::resolve(&self.fabric).map_err(CharacteriseError::Request)?;
+        let emulated = resolved.def.kind == FabricKind::Emulated;
         if self.ranks < 2 {
             return bad(format!(
                 "-n {}: the patterns need 2 ranks or more",
@@ -126,8 +128,15 @@ impl Request {
             runs_out: self.runs_out.clone(),
             rank_program: self.rank_program.clone(),
             command_line: self.command_line.clone(),
-            tolerance: self.tolerance,
-            emulated: resolved.def.kind == FabricKind::Emulated,
+            tolerance: self.tolerance.unwrap_or(if emulated {
+                Tolerance::default()
+            } else {
+                Tolerance {
+                    relative: 0.10,
+                    ..Tolerance::default()
+                }
+            }),
+            emulated,
         })
     }
 }
