@@ -10,8 +10,15 @@ pub fn run(args: CalibrateArgs) -> i32 {
     let mut req = Request::new(&args.fabric, args.from.clone());
     req.params = args.params.clone();
     req.sets = args.sets.clone();
+    req.starts = args.starts.clone();
     signals::install();
-    let outcome = match calibrate::calibrate(&req, &signals::INTERRUPTED) {
+    let quiet = args.quiet;
+    let progress = |stage: &str| {
+        if !quiet {
+            eprintln!("calibrate: {stage}");
+        }
+    };
+    let outcome = match calibrate::calibrate(&req, &signals::INTERRUPTED, &progress) {
         Ok(o) => o,
         Err(e) => return failed(&e),
     };
@@ -62,8 +69,13 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
         );
     }
     for p in &o.params {
+        let from = p
+            .free
+            .search_from
+            .map(|x| format!(", search from {x}"))
+            .unwrap_or_default();
         println!(
-            "# {} = {:.6} (card {}): {}",
+            "# {} = {:.6} (card {}{from}): {}",
             p.free.name, p.value, p.free.start, p.determination.verdict
         );
     }

@@ -29,6 +29,11 @@ pub struct CalibrateArgs {
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
 
+    /// Start the search for a fitted parameter at this value instead of the card's, e.g. from
+    /// a reading of the table (repeatable)
+    #[arg(long = "start", value_name = "NAME=VALUE")]
+    pub starts: Vec<String>,
+
     /// Where the calibration directory is made
     #[arg(
         short = 'o',

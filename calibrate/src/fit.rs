@@ -1,7 +1,8 @@
 //! The search: argmin's Nelder-Mead over the free parameters' unit coordinates, minimising the
 //! sum of squared log ratios of emulated to measured values (so 10 % too high and 10 % too low
-//! cost alike, at any magnitude), restarted from its best point until a restart gains nothing.
-//! A trial the fabric cannot run costs more than any fit.
+//! cost alike, at any magnitude), restarted from its best point until a restart gains nothing,
+//! then polished on the worst point's log ratio, since a calibration is judged by its worst
+//! point. A trial the fabric cannot run costs more than any fit.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 
-use crate::evaluate::{evaluate, Values, ITERATIONS};
+use crate::evaluate::{evaluate, Values};
 use crate::params::Free;
 use crate::table::Target;
 
@@ -45,14 +46,18 @@ impl Problem<'_> {
     /// The emulated values at a unit point, or the fabric's refusal.
     pub fn values(&self, unit: &[f64]) -> Result<Values, String> {
         *self.trials.borrow_mut() += 1;
-        evaluate(
-            self.fabric,
-            &self.sets(unit),
-            self.targets,
-            ITERATIONS,
-            self.stop,
-        )
-        .map_err(|e| e.to_string())
+        evaluate(self.fabric, &self.sets(unit), self.targets, self.stop).map_err(|e| e.to_string())
+    }
+
+    /// The largest |log ratio| over the targets.
+    pub fn worst_of(&self, values: &Values) -> f64 {
+        self.targets
+            .iter()
+            .map(|t| match values.get(&(t.suite.clone(), t.size)) {
+                Some(&v) if v > 0.0 => (v / t.value).ln().abs(),
+                _ => REFUSED,
+            })
+            .fold(0.0, f64::max)
     }
 
     /// Sum of squared log ratios over the targets.
@@ -67,8 +72,17 @@ impl Problem<'_> {
     }
 }
 
+/// What a descent minimises.
+#[derive(Clone, Copy)]
+enum Objective {
+    /// Sum of squared log ratios: every point counts.
+    Squares,
+    /// The worst point's |log ratio|.
+    Worst,
+}
+
 /// The problem as argmin's executor takes it (by value), borrowed.
-struct Cost<'p, 'a>(&'p Problem<'a>);
+struct Cost<'p, 'a>(&'p Problem<'a>, Objective);
 
 impl CostFunction for Cost<'_, '_> {
     type Param = Vec<f64>;
@@ -79,16 +93,23 @@ impl CostFunction for Cost<'_, '_> {
         if p.stop.load(Ordering::Relaxed) {
             return Err(ArgminError::msg("interrupted"));
         }
-        Ok(match p.values(unit) {
-            Ok(v) => p.cost_of(&v),
-            Err(_) => REFUSED * p.targets.len() as f64,
+        Ok(match (p.values(unit), self.1) {
+            (Ok(v), Objective::Squares) => p.cost_of(&v),
+            (Ok(v), Objective::Worst) => p.worst_of(&v),
+            (Err(_), _) => REFUSED * p.targets.len() as f64,
         })
     }
 }
 
 /// Nelder-Mead from `start` (unit coordinates), its simplex `step` wide, at most `iters`
 /// iterations; the best point and its cost.
-fn descend(p: &Problem, start: &[f64], step: f64, iters: u64) -> Result<(Vec<f64>, f64), String> {
+fn descend(
+    p: &Problem,
+    objective: Objective,
+    start: &[f64],
+    step: f64,
+    iters: u64,
+) -> Result<(Vec<f64>, f64), String> {
     let mut simplex = vec![start.to_vec()];
     for i in 0..start.len() {
         let mut v = start.to_vec();
@@ -102,7 +123,7 @@ fn descend(p: &Problem, start: &[f64], step: f64, iters: u64) -> Result<(Vec<f64
     let solver = NelderMead::new(simplex)
         .with_sd_tolerance(1e-7)
         .map_err(|e| e.to_string())?;
-    let res = Executor::new(Cost(p), solver)
+    let res = Executor::new(Cost(p, objective), solver)
         .configure(|s| s.max_iters(iters))
         .run()
         .map_err(|e| e.to_string())?;
@@ -139,13 +160,39 @@ fn halton(count: usize, dims: usize) -> Vec<Vec<f64>> {
 /// Points of the unit cube with their costs.
 pub type Seen = Vec<(Vec<f64>, f64)>;
 
-/// A first look at the landscape, best first: the card's own point and `count` points spread
-/// over the whole space. A model's cost has several valleys (a slow copy can stand in for a
-/// slow queue at one size and not at another), so the descents start from the best of these.
+/// Factors the card's times are scaled by (and its rates divided by) for the scan's scaled
+/// starts.
+pub const SCALES: [f64; 7] = [0.1, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0];
+
+/// The card's point with every time (`_ns`) multiplied by `k` and every rate (`_mbps`)
+/// divided by it, other values kept: the same machine k times slower.
+fn scaled(free: &[Free], start: &[f64], k: f64) -> Vec<f64> {
+    free.iter()
+        .zip(start)
+        .map(|(f, &u)| {
+            let x = f.from_unit(u);
+            if f.name.ends_with("_ns") {
+                f.to_unit(x.max(f.from_unit(0.0)) * k)
+            } else if f.name.ends_with("_mbps") {
+                f.to_unit(x / k)
+            } else {
+                u
+            }
+        })
+        .collect()
+}
+
+/// A first look at the landscape, best first: the card's own point, the card scaled as a
+/// machine uniformly slower or faster (a prototype's clock is the commonest reason a card is
+/// off, and it moves every time together, which points spread at random rarely do), and
+/// `count` points spread over the whole space. A model's cost has several valleys (a slow
+/// copy can stand in for a slow queue at one size and not at another), so the descents start
+/// from the best of these.
 pub fn scan(p: &Problem, start: &[f64], count: usize) -> Result<Seen, String> {
     let cost = |u: &[f64]| p.values(u).map(|v| p.cost_of(&v)).unwrap_or(f64::INFINITY);
     let mut seen: Vec<(Vec<f64>, f64)> = vec![(start.to_vec(), cost(start))];
-    for u in halton(count, start.len()) {
+    let starts = SCALES.iter().map(|&k| scaled(p.free, start, k));
+    for u in starts.chain(halton(count, start.len())) {
         if p.stop.load(Ordering::Relaxed) {
             return Err("interrupted".into());
         }
@@ -183,7 +230,7 @@ fn descend_from(
     let mut best = (start.to_vec(), f64::INFINITY);
     let mut step = 0.08;
     for _ in 0..rounds {
-        let (x, c) = descend(p, &best.0, step, iters)?;
+        let (x, c) = descend(p, Objective::Squares, &best.0, step, iters)?;
         if p.stop.load(Ordering::Relaxed) {
             return Err("interrupted".into());
         }
@@ -197,4 +244,19 @@ fn descend_from(
         step = (step * 0.5).max(0.005);
     }
     Ok(best)
+}
+
+/// The best point after polishing `from` on the worst point's log ratio, in shrinking
+/// simplexes; the squares' optimum can leave one point well outside where the rest sit.
+pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<(Vec<f64>, f64), String> {
+    let mut best = from.to_vec();
+    for step in [0.05, 0.02, 0.01] {
+        let (x, _) = descend(p, Objective::Worst, &best, step, iters)?;
+        if p.stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        best = x;
+    }
+    let worst = p.values(&best).map(|v| p.worst_of(&v))?;
+    Ok((best, worst))
 }

@@ -30,11 +30,15 @@ pub struct Request {
     pub params: Option<Vec<String>>,
     /// `NAME=VALUE` settings held during the fit.
     pub sets: Vec<String>,
+    /// `NAME=VALUE` starting estimates of fitted parameters.
+    pub starts: Vec<String>,
     /// Points of the first look over the whole space, Nelder-Mead rounds (each a restart
     /// from the best so far) and iterations per round.
     pub scan: usize,
     pub rounds: usize,
     pub iterations: u64,
+    /// Iterations of each of the worst-point polish's three descents (0: no polish).
+    pub polish: u64,
 }
 
 impl Request {
@@ -44,9 +48,11 @@ impl Request {
             tables,
             params: None,
             sets: Vec::new(),
+            starts: Vec::new(),
             scan: 48,
             rounds: 2,
             iterations: 200,
+            polish: 300,
         }
     }
 }
@@ -100,11 +106,16 @@ impl Outcome {
     }
 }
 
-/// Reads the tables and fits.
-pub fn calibrate(req: &Request, stop: &AtomicBool) -> Result<Outcome, CalibrateError> {
+/// Reads the tables and fits; `progress` hears each stage (a calibration takes minutes).
+pub fn calibrate(
+    req: &Request,
+    stop: &AtomicBool,
+    progress: &dyn Fn(&str),
+) -> Result<Outcome, CalibrateError> {
     let started = std::time::Instant::now();
     let card = params::card_of(&req.fabric)?;
-    let free = params::select(&card, req.params.as_deref())?;
+    let mut free = params::select(&card, req.params.as_deref())?;
+    params::start_at(&mut free, &req.fabric, &req.starts)?;
     if free.is_empty() {
         return Err(CalibrateError::Request(format!(
             "the {} card has no parameter to fit; name some with --params",
@@ -155,7 +166,10 @@ pub fn calibrate(req: &Request, stop: &AtomicBool) -> Result<Outcome, CalibrateE
                 .collect()
         })
         .collect();
-    let start: Vec<f64> = free.iter().map(|f| f.to_unit(f.start)).collect();
+    let start: Vec<f64> = free
+        .iter()
+        .map(|f| f.to_unit(f.search_from.unwrap_or(f.start)))
+        .collect();
     let trials = RefCell::new(0);
     let failed = |why: String| {
         if why.contains("interrupted") {
@@ -186,8 +200,24 @@ pub fn calibrate(req: &Request, stop: &AtomicBool) -> Result<Outcome, CalibrateE
                 why,
             })?);
         }
+        progress(&format!(
+            "scanning the start, {} scalings of it and {} points over {} parameters{}",
+            fit::SCALES.len(),
+            req.scan,
+            free.len(),
+            if fixed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", fixed.join(" "))
+            }
+        ));
         let seen = fit::scan(&problem, &start, req.scan).map_err(failed)?;
         *trials.borrow_mut() += *problem.trials.borrow();
+        progress(&format!(
+            "best of the scan: cost {:.4} ({:.0} s so far)",
+            seen[0].1,
+            started.elapsed().as_secs_f64()
+        ));
         if chosen.as_ref().is_none_or(|(_, s)| seen[0].1 < s[0].1) {
             chosen = Some((fixed, seen));
         }
@@ -203,18 +233,31 @@ pub fn calibrate(req: &Request, stop: &AtomicBool) -> Result<Outcome, CalibrateE
         trials: RefCell::new(*trials.borrow()),
     };
     let cost_before = problem.cost_of(&before);
-    let (best, cost) = fit::refine(&problem, &seen, req.rounds, req.iterations).map_err(failed)?;
+    progress("descending (Nelder-Mead) from the scan's two best points");
+    let (mut best, mut cost) =
+        fit::refine(&problem, &seen, req.rounds, req.iterations).map_err(failed)?;
+    if req.polish > 0 {
+        progress(&format!(
+            "polishing the worst point (cost {cost:.4} after {} trials, {:.0} s)",
+            problem.trials.borrow(),
+            started.elapsed().as_secs_f64()
+        ));
+        let (polished, _) = fit::polish(&problem, &best, req.polish).map_err(failed)?;
+        let values = problem.values(&polished).map_err(failed)?;
+        best = polished;
+        cost = problem.cost_of(&values);
+    }
+    progress(&format!(
+        "best: cost {cost:.4} after {} trials ({:.0} s); probing how well each value is determined",
+        problem.trials.borrow(),
+        started.elapsed().as_secs_f64()
+    ));
     let determination = determined::determine(&problem, &best, cost);
-    let after = evaluate::evaluate(
-        &req.fabric,
-        &problem.sets(&best),
-        &all,
-        evaluate::ITERATIONS,
-        stop,
-    )
-    .map_err(|e| CalibrateError::Run {
-        fabric: req.fabric.clone(),
-        why: e.to_string(),
+    let after = evaluate::evaluate(&req.fabric, &problem.sets(&best), &all, stop).map_err(|e| {
+        CalibrateError::Run {
+            fabric: req.fabric.clone(),
+            why: e.to_string(),
+        }
     })?;
     let points = all
         .iter()

@@ -15,8 +15,10 @@ pub struct Free {
     /// The card's name ("send_overhead_ns"); the tunable is `FABRIC.NAME`.
     pub name: String,
     pub kind: String,
-    /// The card's value, where the search starts.
+    /// The card's value.
     pub start: f64,
+    /// Where the search starts when not at the card's value (`--start`).
+    pub search_from: Option<f64>,
     pub min: f64,
     pub max: f64,
     /// The card's source line, kept after the fit's.
@@ -30,9 +32,18 @@ pub struct Free {
 /// Below this a log-space bound of 0 is taken to be (ns, bytes and rates all are).
 const FLOOR: f64 = 1e-3;
 
+/// A float bound of 0 sits this far below the top in log space: a cost a millionth of the
+/// largest the card allows (10 ns under a 10 ms top) moves nothing a table shows, and a
+/// search across ten empty decades below it loses its way.
+const DECADES: f64 = 1e-6;
+
 impl Free {
     fn lo(&self) -> f64 {
-        self.min.max(FLOOR).min(self.max)
+        let floor = match self.kind.as_str() {
+            "float" => (self.max * DECADES).max(FLOOR),
+            _ => FLOOR,
+        };
+        self.min.max(floor).min(self.max)
     }
 
     /// The unit coordinate of `x`.
@@ -123,6 +134,7 @@ fn engine_params(fabric: &str) -> Vec<Free> {
                 ),
                 overrides_stated: false,
                 engine: true,
+                search_from: None,
             }),
             _ => None,
         })
@@ -151,6 +163,7 @@ pub fn select(card: &Card, asked: Option<&[String]>) -> Result<Vec<Free>, Calibr
             source: p.source.clone(),
             overrides_stated: !p.source.starts_with("[A]"),
             engine: false,
+            search_from: None,
         }
     };
     let engine = engine_params(&card.fabric);
@@ -193,6 +206,35 @@ pub fn select(card: &Card, asked: Option<&[String]>) -> Result<Vec<Free>, Calibr
     }
 }
 
+/// Moves each named parameter's start to the given value (`NAME=VALUE`, the card's units): an
+/// engineer's reading of the table puts the search in the right valley, which a search from
+/// the card's own values, often orders of magnitude off, may not find.
+pub fn start_at(free: &mut [Free], fabric: &str, starts: &[String]) -> Result<(), CalibrateError> {
+    for s in starts {
+        let (name, text) = s
+            .split_once('=')
+            .ok_or_else(|| CalibrateError::Request(format!("--start {s}: give NAME=VALUE")))?;
+        let bare = name.strip_prefix(&format!("{fabric}.")).unwrap_or(name);
+        let fitted: Vec<&str> = free.iter().map(|f| f.name.as_str()).collect();
+        let valid = fitted.join(", ");
+        let f = free.iter_mut().find(|f| f.name == bare).ok_or_else(|| {
+            CalibrateError::Request(format!(
+                "--start {s}: {name} is not being fitted; fitted: {valid}"
+            ))
+        })?;
+        let x = number(&f.kind, text)
+            .filter(|x| x.is_finite() && *x >= f.min && *x <= f.max)
+            .ok_or_else(|| {
+                CalibrateError::Request(format!(
+                    "--start {s}: {text} is not a {} within {}..{}",
+                    f.kind, f.min, f.max
+                ))
+            })?;
+        f.search_from = Some(x);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,7 +247,7 @@ mod tests {
         assert!(names.contains(&"recv_overhead_ns"), "{names:?}");
         assert!(!names.contains(&"link_mbps"), "a stated value: {names:?}");
         assert!(!names.contains(&"compute_scale"));
-        let one = select(&card, Some(&["rapidio.send_overhead_ns".into()])).unwrap();
+        let one = select(&card, Some(&["rapidio.link_mbps".into()])).unwrap();
         assert!(one[0].overrides_stated);
         let e = select(&card, Some(&["warp".into()]))
             .unwrap_err()
@@ -215,6 +257,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not emulated"));
+    }
+
+    #[test]
+    fn a_start_moves_the_search_not_the_card_and_bad_ones_are_refused() {
+        let card = card_of("rapidio").unwrap();
+        let mut free = select(&card, None).unwrap();
+        start_at(
+            &mut free,
+            "rapidio",
+            &[
+                "rapidio.recv_overhead_ns=300000".into(),
+                "eager_limit=32K".into(),
+            ],
+        )
+        .unwrap();
+        let recv = free.iter().find(|f| f.name == "recv_overhead_ns").unwrap();
+        assert_eq!((recv.start, recv.search_from), (10_000.0, Some(300_000.0)));
+        let eager = free.iter().find(|f| f.name == "eager_limit").unwrap();
+        assert_eq!(eager.search_from, Some(32_768.0));
+        for (bad, says) in [
+            ("link_mbps=100", "not being fitted; fitted: "),
+            ("copy_mbps=0", "not a float within 1..1000000"),
+            ("copy_mbps", "give NAME=VALUE"),
+        ] {
+            let e = start_at(&mut free, "rapidio", &[bad.into()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]
@@ -228,11 +299,16 @@ mod tests {
             source: "[A]".into(),
             overrides_stated: false,
             engine: false,
+            search_from: None,
         };
-        for x in [0.5, 20_000.0, 9e6] {
+        for x in [20.0, 20_000.0, 9e6] {
             assert!((f.from_unit(f.to_unit(x)) - x).abs() < 1e-6 * x);
         }
-        assert_eq!(f.from_unit(2.0), 1e7);
+        // Past the ends clamps to the bounds (exp(ln) is within an ulp or so of them); a float
+        // bound of 0 is a millionth of the top.
+        assert!((f.from_unit(2.0) - 1e7).abs() < 1e-6);
+        assert!((f.from_unit(-1.0) - 10.0).abs() < 1e-9);
+        assert_eq!(f.to_unit(0.5), 0.0);
         let n = Free {
             kind: "int".into(),
             min: 1.0,

@@ -33,6 +33,10 @@ const WAITED: f64 = 0.10;
 /// A stream step above both overheads by more than this share is the wire's.
 const WIRE_BOUND: f64 = 0.05;
 
+/// Per-byte costs whose sum passes the ping-pong's slope by more than this share are cut back
+/// to it: a message's bytes cannot cost more one way than the ping-pong took.
+const SLOPE_ROOM: f64 = 0.05;
+
 /// A parameter's 95 % interval, where the data give one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Interval {
@@ -244,6 +248,24 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
             (g, gap, None, None)
         }
     };
+    // The ping-pong is the steadiest of the patterns (a stream of large messages swings with
+    // the caches and the placement from run to run): where the per-byte costs read off the
+    // others add up to more than its slope, G gives way first, then both overheads alike.
+    let (mut os, mut or_line, mut g_per_byte) = (os, or_line, g_per_byte);
+    let slope = pp_line.slope.max(0.0);
+    if os.1 + or_line.1 + g_per_byte > slope * (1.0 + SLOPE_ROOM) {
+        notes.push(format!(
+            "the per-byte costs of the other patterns ({:.4} ns/B) exceed the ping-pong's slope ({slope:.4} ns/B): G, then the overheads' per-byte parts, are cut back to it",
+            os.1 + or_line.1 + g_per_byte
+        ));
+        g_per_byte = (slope - os.1 - or_line.1).max(0.0);
+        let overheads = os.1 + or_line.1;
+        if overheads > slope {
+            let k = slope / overheads;
+            os.1 *= k;
+            or_line.1 *= k;
+        }
+    }
     let lats: Vec<f64> = (0..n)
         .map(|i| {
             r.pingpong[i]

@@ -144,3 +144,37 @@ fn noisy_lines_get_intervals_that_hold_the_truth() {
     assert!(lat.low < lat.high);
     assert!(fit.worst(Pattern::Pingpong, 64).unwrap().error().abs() < 0.1);
 }
+
+#[test]
+fn a_stream_slower_than_the_ping_pong_does_not_stretch_the_ping_pong() {
+    // As shm on a host whose large-message stream lost the caches: from 64 KiB the stream
+    // takes three times its ping-pong's per-byte cost, the ping-pong stays on its line.
+    let truth = Model {
+        segments: vec![(0, eager())],
+    };
+    let sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+    let exact = measure(&truth, &sizes, None);
+    let mut obs = Observations::new(64);
+    for p in Pattern::ALL {
+        for (s, t) in exact.series(p) {
+            let slow = p == Pattern::Stream && s >= 65_536;
+            obs.insert(p, s, if slow { t + 0.4 * s as f64 } else { t });
+        }
+    }
+    let fit = fit(&obs, &[]).unwrap();
+    let seg = &fit.segments[0];
+    assert!(seg.notes.iter().any(|n| n.contains("cut back")), "{seg:?}");
+    let per_byte =
+        seg.params.send_per_byte_ns + seg.params.recv_per_byte_ns + seg.params.gap_per_byte_ns;
+    let slope = (exact.get(Pattern::Pingpong, 1 << 22).unwrap()
+        - exact.get(Pattern::Pingpong, 1 << 21).unwrap())
+        / (1u64 << 21) as f64;
+    assert!(per_byte <= slope * 1.06, "{per_byte} against {slope}");
+    let pp = fit
+        .residuals
+        .iter()
+        .filter(|r| r.pattern == Pattern::Pingpong && r.size >= 64)
+        .map(|r| r.error().abs())
+        .fold(0.0, f64::max);
+    assert!(pp < 0.15, "worst ping-pong error {pp}");
+}

@@ -7,10 +7,11 @@
 //! data above 4 KB is split into several messages and reassembled; a full common queue
 //! rejects the segment, which is resent after `retry_ns`. Large data uses one of the
 //! receiver's dedicated queues: on the RTS the receiver allocates a mailbox and queue
-//! (waiting when none is free), sends its number back in a doorbell (the CTS), and the data
-//! then lands straight in the destination buffer, unless a buffer breaks the alignment rule
-//! (`align_bytes`, sizes in 256-byte multiples), in which case it goes through a bounce
-//! buffer, an extra copy on that side. Every MPI-level send pays the heavy driver stack
+//! (waiting when none is free), writes a descriptor per 4 KB message into the queue's ring
+//! (`dq_program_ns` each, at most `dq_ring_entries`), sends its number back in a doorbell
+//! (the CTS), and the data then lands straight in the destination buffer, unless a buffer
+//! breaks the alignment rule (`align_bytes`, sizes in 256-byte multiples), in which case it
+//! goes through a bounce buffer, an extra copy on that side. Every MPI-level send pays the heavy driver stack
 //! (`send_overhead_ns`). The engine's eager_limit is the small/large boundary. Nodes hang off
 //! one switch: a transfer holds the sender's output port and the receiver's input port.
 
@@ -56,6 +57,10 @@ struct Params {
     queues: u64,
     queue_setup: Ps,
     dq_message: Ps,
+    /// Receiver's cost per descriptor written when programming a dedicated queue.
+    dq_program: Ps,
+    /// Descriptors written up front (the ring's size); the queue refills the rest itself.
+    dq_ring: u64,
     /// Each dedicated queue's per-message work done by its own DMA channel, concurrently with
     /// the other queues' (`dq_channels`), instead of by the sender's CPU one after another.
     dq_channels: bool,
@@ -106,6 +111,8 @@ impl RapidIo {
             queues: s.int("rapidio.dedicated_queues") as u64,
             queue_setup: ns(s.float("rapidio.queue_setup_ns")),
             dq_message: ns(s.float("rapidio.dq_message_ns")),
+            dq_program: ns(s.float("rapidio.dq_program_ns")),
+            dq_ring: s.int("rapidio.dq_ring_entries").max(1) as u64,
             dq_channels: s.flag("rapidio.dq_channels"),
             align: s.size("rapidio.align_bytes"),
             doorbell: ns(s.float("rapidio.doorbell_ns")),
@@ -245,7 +252,13 @@ impl Model for RapidIo {
                         channel,
                     },
                 );
-                let t = now + self.p.queue_setup + self.p.doorbell;
+                // One descriptor per message of the transfer, as many as the ring holds; the
+                // queue refills the rest from its completions while the data flows.
+                let descriptors = len.div_ceil(self.p.message).clamp(1, self.p.dq_ring);
+                let t = now
+                    + self.p.queue_setup
+                    + descriptors as Ps * self.p.dq_program
+                    + self.p.doorbell;
                 let (_, end) = self.out_port[f.src].reserve(t, transfer(2, self.p.link_mbps));
                 Ok(Offer::Sent {
                     sender_free: t,
