@@ -77,7 +77,10 @@ pub fn measure(
         for p in &series.points {
             let (Some(size), Some(pattern)) = (
                 p.key.size,
-                p.key.params.get("pattern").and_then(|w| Pattern::parse(w)),
+                p.key
+                    .params
+                    .get("pattern")
+                    .and_then(|w| Pattern::from_name(w)),
             ) else {
                 continue;
             };

@@ -6,41 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-/// The measured patterns (the `loggp` suite's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Half a ping-pong's round trip.
-    Pingpong,
-    /// Time per message of a window of back-to-back sends and its acknowledgement.
-    Stream,
-    /// The sender's time in its calls when the message has time to go (o_s).
-    Send,
-    /// The receiver's time in its calls once the message is there (o_r).
-    Recv,
-}
-
-impl Pattern {
-    pub const ALL: [Pattern; 4] = [
-        Pattern::Pingpong,
-        Pattern::Stream,
-        Pattern::Send,
-        Pattern::Recv,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Pingpong => "pingpong",
-            Pattern::Stream => "stream",
-            Pattern::Send => "send",
-            Pattern::Recv => "recv",
-        }
-    }
-
-    pub fn parse(word: &str) -> Option<Pattern> {
-        Pattern::ALL.into_iter().find(|p| p.name() == word)
-    }
-}
+/// The measured patterns: the `loggp` suite's own.
+pub use suites::loggp::Pattern;
 
 /// Times per message in nanoseconds, by pattern and size.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -5,7 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::options::{Dash, OptionDef, OptionKind, SuiteArgs};
-use crate::osu::{message_sizes, DEFAULT_MAX_SIZE, LARGE_MESSAGE_SIZE};
+use crate::osu::{
+    message_sizes, DEFAULT_MAX_SIZE, ITERATIONS, LARGE_MESSAGE_SIZE, MESSAGE_SIZE, VALIDATION,
+    WARMUP, WINDOW_SIZE,
+};
 use crate::suite::ParamError;
 use crate::MAX_MESSAGE_SIZE;
 
@@ -13,7 +16,8 @@ use crate::MAX_MESSAGE_SIZE;
 const VALID: &str = "pingpong, stream, send, recv";
 
 /// One measured pattern; serialised (and keyed in points) by its lowercase name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Ordered as measured (a characterisation keys its observations by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Half a ping-pong's round trip (osu_latency's iteration).
@@ -223,47 +227,13 @@ impl LoggpParams {
     }
 }
 
+/// OSU's size, iteration, window and validation options, and the patterns.
 pub static OPTIONS: &[OptionDef] = &[
-    OptionDef {
-        long: "message-size",
-        short: Some('m'),
-        dash: Dash::Two,
-        kind: OptionKind::Text,
-        value_name: "[MIN:]MAX",
-        help: "Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m",
-    },
-    OptionDef {
-        long: "iterations",
-        short: Some('i'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Timed iterations per size (default: OSU 7.4's rule for small and large messages)",
-    },
-    OptionDef {
-        long: "warmup",
-        short: Some('x'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Warm-up iterations per size (default: OSU 7.4's rule)",
-    },
-    OptionDef {
-        long: "window-size",
-        short: Some('W'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Window size for bw and bibw",
-    },
-    OptionDef {
-        long: "validation",
-        short: Some('c'),
-        dash: Dash::Two,
-        kind: OptionKind::Flag,
-        value_name: "",
-        help: "Check every received byte against a per-iteration pattern",
-    },
+    MESSAGE_SIZE,
+    ITERATIONS,
+    WARMUP,
+    WINDOW_SIZE,
+    VALIDATION,
     OptionDef {
         long: "pattern",
         short: None,

@@ -14,7 +14,9 @@ mod params;
 pub use bibw::Bibw;
 pub use bw::Bw;
 pub use latency::Latency;
-pub use params::{message_sizes, OsuParams, OPTIONS};
+pub use params::{
+    message_sizes, OsuParams, ITERATIONS, MESSAGE_SIZE, OPTIONS, VALIDATION, WARMUP, WINDOW_SIZE,
+};
 
 use std::marker::PhantomData;
 

@@ -29,48 +29,59 @@ pub struct OsuParams {
     pub size_list: Option<Vec<u64>>,
 }
 
+/// Options OSU's tests share with the loggp suite, which measures their patterns.
+pub const MESSAGE_SIZE: OptionDef = OptionDef {
+    long: "message-size",
+    short: Some('m'),
+    dash: Dash::Two,
+    kind: OptionKind::Text,
+    value_name: "[MIN:]MAX",
+    help: "Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m",
+};
+
+pub const ITERATIONS: OptionDef = OptionDef {
+    long: "iterations",
+    short: Some('i'),
+    dash: Dash::Two,
+    kind: OptionKind::Count,
+    value_name: "N",
+    help: "Timed iterations per size (default: OSU 7.4's rule for small and large messages)",
+};
+
+pub const WARMUP: OptionDef = OptionDef {
+    long: "warmup",
+    short: Some('x'),
+    dash: Dash::Two,
+    kind: OptionKind::Count,
+    value_name: "N",
+    help: "Warm-up iterations per size (default: OSU 7.4's rule)",
+};
+
+pub const WINDOW_SIZE: OptionDef = OptionDef {
+    long: "window-size",
+    short: Some('W'),
+    dash: Dash::Two,
+    kind: OptionKind::Count,
+    value_name: "N",
+    help: "Window size for bw and bibw",
+};
+
+pub const VALIDATION: OptionDef = OptionDef {
+    long: "validation",
+    short: Some('c'),
+    dash: Dash::Two,
+    kind: OptionKind::Flag,
+    value_name: "",
+    help: "Check every received byte against a per-iteration pattern",
+};
+
 /// The options the trio shares.
 pub static OPTIONS: &[OptionDef] = &[
-    OptionDef {
-        long: "message-size",
-        short: Some('m'),
-        dash: Dash::Two,
-        kind: OptionKind::Text,
-        value_name: "[MIN:]MAX",
-        help: "Message sizes: [MIN:]MAX or MIN: (bytes; 4K, 1M accepted), as OSU's -m",
-    },
-    OptionDef {
-        long: "iterations",
-        short: Some('i'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Timed iterations per size (default: OSU 7.4's rule for small and large messages)",
-    },
-    OptionDef {
-        long: "warmup",
-        short: Some('x'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Warm-up iterations per size (default: OSU 7.4's rule)",
-    },
-    OptionDef {
-        long: "window-size",
-        short: Some('W'),
-        dash: Dash::Two,
-        kind: OptionKind::Count,
-        value_name: "N",
-        help: "Window size for bw and bibw",
-    },
-    OptionDef {
-        long: "validation",
-        short: Some('c'),
-        dash: Dash::Two,
-        kind: OptionKind::Flag,
-        value_name: "",
-        help: "Check every received byte against a per-iteration pattern",
-    },
+    MESSAGE_SIZE,
+    ITERATIONS,
+    WARMUP,
+    WINDOW_SIZE,
+    VALIDATION,
     OptionDef {
         long: "tail-lat",
         short: Some('z'),
