@@ -141,6 +141,38 @@ fn mean_interval(values: &[f64]) -> (f64, Option<Interval>) {
     )
 }
 
+/// A per-size value further from the median than this many scaled median absolute
+/// deviations is one size's accident (a spike the fabric has at one size only), not the
+/// segment's latency.
+const OUTLIER_MADS: f64 = 3.5;
+
+/// The values without the outlying ones, and how many were left out. Where the spread is nil
+/// (exact data) nothing is left out.
+fn without_outliers(values: &[f64]) -> (Vec<f64>, usize) {
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    if values.len() < 4 {
+        return (values.to_vec(), 0);
+    }
+    let m = median(&mut values.to_vec());
+    let mad = 1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect());
+    let room = (OUTLIER_MADS * mad).max(1e-6 * m.abs() + 1e-9);
+    let kept: Vec<f64> = values
+        .iter()
+        .copied()
+        .filter(|v| (v - m).abs() <= room)
+        .collect();
+    let left = values.len() - kept.len();
+    (kept, left)
+}
+
 /// A line that does not fall: a falling fit (noise over a flat stretch) becomes its mean.
 fn rising(points: &[(f64, f64)]) -> Option<Line> {
     let l = line::fit(points)?;
@@ -201,13 +233,14 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
             "{waited} of {n} receives took longer than the stream's step per message (they waited for the data phase, as a rendezvous without asynchronous progress does): o_r is capped there at the step and at what the ping-pong leaves after o_s, so o_r may carry part of the transfer or of L"
         ));
     }
-    let pp_line = line::fit(
+    // The ping-pong's slope, robust to a spike at one size (tcp's last eager size here).
+    let pp_slope = line::robust_slope(
         &x.iter()
             .copied()
             .zip(r.pingpong.iter().copied())
             .collect::<Vec<_>>(),
     )
-    .expect("a segment has sizes");
+    .unwrap_or(0.0);
     let os = (send.intercept.max(0.0), send.slope.max(0.0));
     // A receive is also capped at what the ping-pong leaves after the sender's overhead: the
     // two overheads of one message cannot add up to more than its one-way time.
@@ -241,7 +274,7 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
                 "the stream is as slow as an overhead at (nearly) every size here: G is what the ping-pong's slope leaves after the overheads', g the largest that keeps the stream as measured"
                     .into(),
             );
-            let g = (pp_line.slope - os.1 - or_line.1).max(0.0);
+            let g = (pp_slope - os.1 - or_line.1).max(0.0);
             let gap = (0..n)
                 .map(|i| r.step[i] - g * x[i])
                 .fold(f64::INFINITY, f64::min);
@@ -252,7 +285,7 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
     // the caches and the placement from run to run): where the per-byte costs read off the
     // others add up to more than its slope, G gives way first, then both overheads alike.
     let (mut os, mut or_line, mut g_per_byte) = (os, or_line, g_per_byte);
-    let slope = pp_line.slope.max(0.0);
+    let slope = pp_slope.max(0.0);
     if os.1 + or_line.1 + g_per_byte > slope * (1.0 + SLOPE_ROOM) {
         notes.push(format!(
             "the per-byte costs of the other patterns ({:.4} ns/B) exceed the ping-pong's slope ({slope:.4} ns/B): G, then the overheads' per-byte parts, are cut back to it",
@@ -274,7 +307,13 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
                 - g_per_byte * x[i]
         })
         .collect();
-    let (mut latency, lat_iv) = mean_interval(&lats);
+    let (kept, outlying) = without_outliers(&lats);
+    if outlying > 0 {
+        notes.push(format!(
+            "{outlying} of {n} sizes left out of L: their ping-pong is further from the rest's line than {OUTLIER_MADS} median absolute deviations (a spike at those sizes only)"
+        ));
+    }
+    let (mut latency, lat_iv) = mean_interval(&kept);
     if latency < 0.0 {
         notes.push(format!(
             "the overheads measured exceed the ping-pong by {:.0} ns on average: L is set to 0",

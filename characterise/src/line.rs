@@ -82,6 +82,30 @@ pub fn fit(points: &[(f64, f64)]) -> Option<Line> {
     })
 }
 
+/// The Theil-Sen slope through `points`: the median of the slopes between every pair of
+/// distinct x. A spike at one size moves a least-squares slope but not this one; None with
+/// fewer than two distinct x.
+pub fn robust_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let mut slopes = Vec::new();
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if b.0 != a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
+    }
+    if slopes.is_empty() {
+        return None;
+    }
+    slopes.sort_by(f64::total_cmp);
+    let n = slopes.len();
+    Some(if n % 2 == 1 {
+        slopes[n / 2]
+    } else {
+        (slopes[n / 2 - 1] + slopes[n / 2]) / 2.0
+    })
+}
+
 /// The two-sided `confidence` quantile of Student's t with `df` degrees of freedom (the
 /// multiplier of a standard error for that interval), by bisection on the distribution
 /// function: a handful of calls per fit, so speed does not matter and bisection cannot fail.
@@ -139,5 +163,16 @@ mod tests {
         assert!((t_quantile(0.95, 1.0) - 12.706).abs() < 1e-3);
         assert!((t_quantile(0.95, 5.0) - 2.571).abs() < 1e-3);
         assert!((t_quantile(0.95, 1000.0) - 1.962).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_robust_slope_ignores_one_spike() {
+        let mut points: Vec<(f64, f64)> =
+            (0..10).map(|i| (i as f64, 5.0 + 2.0 * i as f64)).collect();
+        assert_eq!(robust_slope(&points), Some(2.0));
+        points[9].1 *= 3.0;
+        assert_eq!(robust_slope(&points), Some(2.0));
+        assert!(fit(&points).unwrap().slope > 2.5);
+        assert_eq!(robust_slope(&[(1.0, 2.0), (1.0, 3.0)]), None);
     }
 }

@@ -178,3 +178,24 @@ fn a_stream_slower_than_the_ping_pong_does_not_stretch_the_ping_pong() {
         .fold(0.0, f64::max);
     assert!(pp < 0.15, "worst ping-pong error {pp}");
 }
+
+#[test]
+fn a_spike_at_one_size_does_not_move_the_latency() {
+    // As tcp's 64 KiB here: one size of the segment takes three times its line.
+    let truth = Model {
+        segments: vec![(0, eager())],
+    };
+    let sizes: Vec<u64> = (0..=16).map(|k| 1u64 << k).collect();
+    let mut obs = measure(&truth, &sizes, None);
+    let spiked = 3.0 * truth.pingpong(1 << 16);
+    obs.insert(Pattern::Pingpong, 1 << 16, spiked);
+    let fit = fit(&obs, &[]).unwrap();
+    let seg = &fit.segments[0];
+    assert!(
+        seg.notes
+            .iter()
+            .any(|n| n.contains("1 of 17 sizes left out of L")),
+        "{seg:?}"
+    );
+    assert!(close(seg.params.latency_ns, 710.0, 0.01), "{seg:?}");
+}
