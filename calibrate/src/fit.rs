@@ -248,7 +248,7 @@ fn descend_from(
 
 /// The best point after polishing `from` on the worst point's log ratio, in shrinking
 /// simplexes; the squares' optimum can leave one point well outside where the rest sit.
-pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<(Vec<f64>, f64), String> {
+pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<Vec<f64>, String> {
     let mut best = from.to_vec();
     for step in [0.05, 0.02, 0.01] {
         let (x, _) = descend(p, Objective::Worst, &best, step, iters)?;
@@ -257,6 +257,5 @@ pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<(Vec<f64>, f64), 
         }
         best = x;
     }
-    let worst = p.values(&best).map(|v| p.worst_of(&v))?;
-    Ok((best, worst))
+    Ok(best)
 }

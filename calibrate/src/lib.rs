@@ -242,10 +242,8 @@ pub fn calibrate(
             problem.trials.borrow(),
             started.elapsed().as_secs_f64()
         ));
-        let (polished, _) = fit::polish(&problem, &best, req.polish).map_err(failed)?;
-        let values = problem.values(&polished).map_err(failed)?;
-        best = polished;
-        cost = problem.cost_of(&values);
+        best = fit::polish(&problem, &best, req.polish).map_err(failed)?;
+        cost = problem.cost_of(&problem.values(&best).map_err(failed)?);
     }
     progress(&format!(
         "best: cost {cost:.4} after {} trials ({:.0} s); probing how well each value is determined",

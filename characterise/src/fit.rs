@@ -16,6 +16,7 @@
 //! Intervals are 95 % (Student's t): a line's from its standard errors, `L` and `g` from the
 //! spread of their per-size values. Exact data (an emulated fabric) gives zero-width intervals.
 
+use bench_core::stats::two_sample::median;
 use serde::Serialize;
 
 use crate::line::{self, Line};
@@ -149,20 +150,12 @@ const OUTLIER_MADS: f64 = 3.5;
 /// The values without the outlying ones, and how many were left out. Where the spread is nil
 /// (exact data) nothing is left out.
 fn without_outliers(values: &[f64]) -> (Vec<f64>, usize) {
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
     if values.len() < 4 {
         return (values.to_vec(), 0);
     }
-    let m = median(&mut values.to_vec());
-    let mad = 1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect());
+    let m = median(values);
+    let deviations: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    let mad = 1.4826 * median(&deviations);
     let room = (OUTLIER_MADS * mad).max(1e-6 * m.abs() + 1e-9);
     let kept: Vec<f64> = values
         .iter()

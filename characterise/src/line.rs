@@ -4,6 +4,7 @@
 //! from these errors.
 
 use bench_core::stats::student_t;
+use bench_core::stats::two_sample::median;
 
 /// `y = intercept + slope * x` over a set of points, with what the points say about its
 /// precision.
@@ -97,13 +98,7 @@ pub fn robust_slope(points: &[(f64, f64)]) -> Option<f64> {
     if slopes.is_empty() {
         return None;
     }
-    slopes.sort_by(f64::total_cmp);
-    let n = slopes.len();
-    Some(if n % 2 == 1 {
-        slopes[n / 2]
-    } else {
-        (slopes[n / 2 - 1] + slopes[n / 2]) / 2.0
-    })
+    Some(median(&slopes))
 }
 
 /// The two-sided `confidence` quantile of Student's t with `df` degrees of freedom (the

@@ -11,9 +11,10 @@
 //! (`dq_program_ns` each, at most `dq_ring_entries`), sends its number back in a doorbell
 //! (the CTS), and the data then lands straight in the destination buffer, unless a buffer
 //! breaks the alignment rule (`align_bytes`, sizes in 256-byte multiples), in which case it
-//! goes through a bounce buffer, an extra copy on that side. Every MPI-level send pays the heavy driver stack
-//! (`send_overhead_ns`). The engine's eager_limit is the small/large boundary. Nodes hang off
-//! one switch: a transfer holds the sender's output port and the receiver's input port.
+//! goes through a bounce buffer, an extra copy on that side. Every MPI-level send pays the
+//! heavy driver stack (`send_overhead_ns`). The engine's eager_limit is the small/large
+//! boundary. Nodes hang off one switch: a transfer holds the sender's output port and the
+//! receiver's input port.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
