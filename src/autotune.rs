@@ -22,7 +22,7 @@ pub fn run(args: AutotuneArgs) -> i32 {
             eprintln!("error: {e}");
             match e {
                 TuneError::Usage(_) => exit::USAGE,
-                TuneError::Interrupted(_) => exit::INTERRUPTED,
+                TuneError::Interrupted(_) => exit::interrupted(),
                 _ => exit::FAILED,
             }
         }

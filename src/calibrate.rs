@@ -37,7 +37,7 @@ fn failed(e: &CalibrateError) -> i32 {
     eprintln!("error: {e}");
     match e {
         CalibrateError::Request(_) => exit::USAGE,
-        CalibrateError::Interrupted => exit::INTERRUPTED,
+        CalibrateError::Interrupted => exit::interrupted(),
         _ => exit::FAILED,
     }
 }

@@ -54,7 +54,7 @@ fn failed(e: &CharacteriseError) -> i32 {
     eprintln!("error: {e}");
     match e {
         CharacteriseError::Request(_) => exit::USAGE,
-        CharacteriseError::Interrupted(_) => exit::INTERRUPTED,
+        CharacteriseError::Interrupted(_) => exit::interrupted(),
         _ => exit::FAILED,
     }
 }

@@ -174,8 +174,13 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Suites to run, e.g. osu_latency osu_bw (see `fabbench list suites`)
-    #[arg(required = true, value_name = "SUITE")]
+    #[arg(required_unless_present = "resume", value_name = "SUITE")]
     pub suites: Vec<String>,
+
+    /// Continue a run that was kept incomplete (OUT/RUN_ID.partial) from its last measured
+    /// point, with its own command line; give nothing else
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
 
     /// Fabric(s) to run on, comma separated; FABRIC@mpi runs a fabric through the MPI library
     /// (see `fabbench list fabrics`)

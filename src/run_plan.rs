@@ -18,13 +18,14 @@ pub fn list(counts: &[usize]) -> String {
 }
 
 /// The plan of `fabbench run` as given, or at `ranks` ranks writing into `out` (one count of a
-/// scaling run).
+/// scaling run), or continuing the kept partial run `resume`.
 pub fn plan(
     args: &RunArgs,
     matches: &ArgMatches,
     single: &Given,
     started: Started,
     count: Option<(usize, &std::path::Path)>,
+    resume: Option<&std::path::Path>,
 ) -> Result<Plan, PlanError> {
     let mut b = PlanBuilder::new()
         .started(started)
@@ -49,6 +50,9 @@ pub fn plan(
     }
     if let Some(m) = &args.model {
         b = b.model(m);
+    }
+    if let Some(dir) = resume {
+        b = b.resume(dir);
     }
     for name in &args.suites {
         b = b.suite_named(

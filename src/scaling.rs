@@ -17,31 +17,55 @@ use crate::cli::RunArgs;
 use crate::single_dash::Given;
 use crate::{exit, signals};
 
-/// A directory for this scaling run under `out`, not yet existing: `STAMP-scaling`, or with a
-/// suffix when two start in the same second.
-fn fresh_dir(out: &Path) -> PathBuf {
+/// A directory for this scaling run under `out`, claimed by creating it: `STAMP-scaling`, or
+/// with a suffix when another run (another process, the same second) has that name.
+fn fresh_dir(out: &Path) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(out)?;
     let base = format!("{}-scaling", results::run_dir::stamp(SystemTime::now()));
-    let mut dir = out.join(&base);
-    let mut n = 1;
-    while dir.exists() {
-        n += 1;
-        dir = out.join(format!("{base}-{n}"));
+    for n in 1.. {
+        let dir = match n {
+            1 => out.join(&base),
+            _ => out.join(format!("{base}-{n}")),
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
     }
-    dir
+    unreachable!("the suffixes never run out")
 }
 
 pub fn run(args: &RunArgs, matches: &ArgMatches, single: &Given, counts: &[usize]) -> i32 {
-    let dir = fresh_dir(&args.out);
+    if args.resume.is_some() {
+        eprintln!("error: --resume continues one run; resume each count's run directory (OUT/STAMP-scaling/nN/RUN_ID.partial) on its own");
+        return exit::USAGE;
+    }
     let mut plans: Vec<Plan> = Vec::new();
+    // Checked against a directory not made yet: nothing is created for a refused plan.
+    let planned = Path::new("scaling");
     for &n in counts {
-        let out = dir.join(format!("n{n}"));
-        match crate::run_plan::plan(args, matches, single, Started::ByUser, Some((n, &out))) {
+        let out = planned.join(format!("n{n}"));
+        match crate::run_plan::plan(args, matches, single, Started::ByUser, Some((n, &out)), None) {
             Ok(p) => plans.push(p),
             Err(e) => {
                 eprintln!("error: {e}");
                 return exit::USAGE;
             }
         }
+    }
+    let dir = match fresh_dir(&args.out) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!(
+                "error: cannot write results to {}: {e}; pass --out DIR with a writable directory",
+                args.out.display()
+            );
+            return exit::USAGE;
+        }
+    };
+    for (plan, &n) in plans.iter_mut().zip(counts) {
+        plan.out = Some(dir.join(format!("n{n}")));
     }
     signals::install();
     let mut runs = Vec::new();

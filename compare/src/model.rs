@@ -17,6 +17,9 @@ pub struct RunInfo {
     pub fabbench_version: String,
     pub start_time: String,
     pub hostname: String,
+    /// Why the run is incomplete, when it ended before its last point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 impl RunInfo {
@@ -28,6 +31,7 @@ impl RunInfo {
             fabbench_version: m.fabbench_version.clone(),
             start_time: m.start_time.clone(),
             hostname: m.host.hostname.clone(),
+            partial: run.partial_reason().map(String::from),
         }
     }
 }

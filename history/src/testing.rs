@@ -26,6 +26,7 @@ pub(crate) fn latency_run(id: &str, start: &str, us: f64) -> Run {
     let ns = (us * 2000.0) as u64;
     Run {
         manifest: Manifest {
+            partial: None,
             schema_version: SCHEMA_VERSION,
             fabbench_version: "0.1.0".into(),
             git_revision: "0123456789ab".into(),

@@ -14,7 +14,8 @@ pub struct Curve<'a> {
     pub series: &'a Series,
 }
 
-/// Legend names for `curves`, in order: the fabric, "(emulated)" when it was; when one
+/// Legend names for `curves`, in order: the fabric, "(emulated)" when it was, "(partial
+/// run)" when its run ended before its last point; when one
 /// suite ran on a fabric in several runs, what tells them apart: the tunables whose values
 /// differ, else the run's time stamp.
 pub fn names(curves: &[Curve<'_>]) -> Vec<String> {
@@ -25,7 +26,13 @@ pub fn names(curves: &[Curve<'_>]) -> Vec<String> {
             .or_default()
             .push(i);
     }
-    let mut out: Vec<String> = curves.iter().map(|c| fabric_words(c.series)).collect();
+    let mut out: Vec<String> = curves
+        .iter()
+        .map(|c| match c.run.partial_reason() {
+            Some(_) => format!("{} (partial run)", fabric_words(c.series)),
+            None => fabric_words(c.series),
+        })
+        .collect();
     for same in by_fabric.values().filter(|v| v.len() > 1) {
         let runs: BTreeSet<&str> = same
             .iter()

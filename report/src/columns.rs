@@ -85,12 +85,18 @@ fn run_names(inputs: &Inputs) -> Vec<String> {
     let stamp = |id: &str| results::run_dir::stamp_of(id).to_string();
     let ids: Vec<&str> = inputs.iter().map(|i| i.run_id()).collect();
     ids.iter()
-        .map(|id| {
+        .zip(inputs.iter())
+        .map(|(id, input)| {
             let s = stamp(id);
-            if ids.iter().filter(|o| stamp(o) == s).count() == 1 {
+            let name = if ids.iter().filter(|o| stamp(o) == s).count() == 1 {
                 s
             } else {
                 id.to_string()
+            };
+            // A run that ended before its last point says so wherever it is named.
+            match input.partial() {
+                true => format!("{name} (partial)"),
+                false => name,
             }
         })
         .collect()

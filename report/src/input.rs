@@ -131,6 +131,11 @@ impl<'a> Input<'a> {
         &self.run.manifest.run_id
     }
 
+    /// Whether the run ended before its last point.
+    pub fn partial(&self) -> bool {
+        self.run.partial_reason().is_some()
+    }
+
     /// The run's fabrics, in `--fabric` order.
     pub fn fabrics(&self) -> &'a [FabricRun] {
         &self.run.manifest.fabrics

@@ -51,6 +51,7 @@ pub fn run(id: &str, fabrics: &[&str], points: &[P<'_>]) -> Run {
     }
     Run {
         manifest: Manifest {
+            partial: None,
             schema_version: results::SCHEMA_VERSION,
             fabbench_version: "0.1.0".into(),
             git_revision: "test".into(),

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use bench_core::measure::{Layout, Metric, PointKey, Split};
+use bench_core::measure::{Layout, Metric, Point, PointKey, Split};
 use serde::{Deserialize, Serialize};
 
 use crate::exporter::Exporter;
-use crate::model::{Manifest, Record, Run};
+use crate::model::{Manifest, Record, Run, Series};
 use crate::ResultsError;
 
 /// A point as manifest.json lists it: everything but the samples, which are in samples.csv.
@@ -150,23 +150,12 @@ impl Exporter for SamplesCsv {
         let mut w = csv::Writer::from_writer(Vec::new());
         for s in &run.series {
             for p in &s.points {
-                let params = p.key.params_text();
-                for (i, ns) in p.samples_ns.iter().enumerate() {
-                    w.serialize(SampleRow {
-                        suite: s.suite.clone(),
-                        fabric: s.fabric.clone(),
-                        size: p.key.size,
-                        params: params.clone(),
-                        iteration: i,
-                        ns: *ns,
-                    })
-                    .map_err(|e| ResultsError::Format(e.to_string()))?;
-                }
+                sample_rows(&mut w, s, p)?;
             }
         }
         if run.series.iter().all(|s| s.points.is_empty()) {
             // The header alone, so the file still says what its columns are.
-            w.write_record(["suite", "fabric", "size", "params", "iteration", "ns"])
+            w.write_record(SAMPLES_HEADER)
                 .map_err(|e| ResultsError::Format(e.to_string()))?;
         }
         let bytes = w
@@ -174,6 +163,44 @@ impl Exporter for SamplesCsv {
             .map_err(|e| ResultsError::Format(e.to_string()))?;
         Ok(vec![("samples.csv".into(), bytes)])
     }
+}
+
+/// samples.csv's columns.
+const SAMPLES_HEADER: [&str; 6] = ["suite", "fabric", "size", "params", "iteration", "ns"];
+
+fn sample_rows(
+    w: &mut csv::Writer<Vec<u8>>,
+    s: &Series,
+    p: &Point,
+) -> Result<(), ResultsError> {
+    let params = p.key.params_text();
+    for (i, ns) in p.samples_ns.iter().enumerate() {
+        w.serialize(SampleRow {
+            suite: s.suite.clone(),
+            fabric: s.fabric.clone(),
+            size: p.key.size,
+            params: params.clone(),
+            iteration: i,
+            ns: *ns,
+        })
+        .map_err(|e| ResultsError::Format(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The rows of samples.csv one point adds (with the header first when `header`), as a run's
+/// journal appends them when the point is measured: the file then reads as the exporter's.
+pub fn samples_of_point(s: &Series, p: &Point, header: bool) -> Result<Vec<u8>, ResultsError> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    if header {
+        w.write_record(SAMPLES_HEADER)
+            .map_err(|e| ResultsError::Format(e.to_string()))?;
+    }
+    sample_rows(&mut w, s, p)?;
+    w.into_inner()
+        .map_err(|e| ResultsError::Format(e.to_string()))
 }
 
 /// results.json: the manifest and the summary records in one document.
@@ -222,12 +249,12 @@ fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FabricKind, FabricRun, Series};
-    use bench_core::measure::Point;
+    use crate::model::{FabricKind, FabricRun};
 
     fn run(points: Vec<Point>) -> Run {
         Run {
             manifest: Manifest {
+                partial: None,
                 schema_version: 1,
                 fabbench_version: "0".into(),
                 git_revision: "x".into(),
@@ -290,5 +317,22 @@ mod tests {
             String::from_utf8_lossy(samples).trim_end(),
             "suite,fabric,size,params,iteration,ns"
         );
+    }
+
+    #[test]
+    fn a_journal_of_points_reads_as_the_exported_file() {
+        let point = |size, ns: Vec<u64>| Point {
+            key: PointKey::size(size),
+            metrics: vec![Metric::latency_us(2.0)],
+            samples_ns: ns,
+            validated: None,
+            batches: Vec::new(),
+            split: None,
+        };
+        let r = run(vec![point(1, vec![5, 6]), point(2, vec![7])]);
+        let s = &r.series[0];
+        let mut journal = samples_of_point(s, &s.points[0], true).unwrap();
+        journal.extend(samples_of_point(s, &s.points[1], false).unwrap());
+        assert_eq!(journal, SamplesCsv.export(&r).unwrap()[0].1);
     }
 }

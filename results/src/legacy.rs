@@ -133,6 +133,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
     }
     Ok(Run {
         manifest: Manifest {
+            partial: None,
             schema_version: 0,
             fabbench_version: m.fabbench_version,
             git_revision: m.git_revision,

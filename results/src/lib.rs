@@ -28,4 +28,4 @@ mod testing;
 
 pub use error::ResultsError;
 pub use model::{Run, SCHEMA_VERSION};
-pub use read::read_run;
+pub use read::{read_manifest, read_run};

@@ -111,6 +111,22 @@ pub struct Manifest {
     /// Each suite's parameters, as the suite defines them.
     pub params: BTreeMap<String, serde_json::Value>,
     pub fabrics: Vec<FabricRun>,
+    /// Present while the run is being written and on a run that ended before its last point:
+    /// why, and which series finished (what `fabbench run --resume` keeps whole). A complete
+    /// run has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// Why a run is incomplete, and what of it is complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partial {
+    /// One line: "interrupted (SIGINT)", "rank 1 failed during stage ...", "in progress:
+    /// launcher pid 4242 on node7" (what a run still going, or a launcher killed outright, says).
+    pub reason: String,
+    /// The series whose every point was measured, as (suite, fabric).
+    #[serde(default)]
+    pub finished: Vec<(String, String)>,
 }
 
 /// One suite on one fabric: the points it measured.
@@ -132,6 +148,14 @@ pub struct Series {
 pub struct Run {
     pub manifest: Manifest,
     pub series: Vec<Series>,
+}
+
+impl Run {
+    /// Why the run is incomplete, if it is (failed, stopped, or still being written): every
+    /// reader marks such a run.
+    pub fn partial_reason(&self) -> Option<&str> {
+        self.manifest.partial.as_ref().map(|p| p.reason.as_str())
+    }
 }
 
 /// One row of summary.csv: a suite, fabric, point and metric.

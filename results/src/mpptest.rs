@@ -518,6 +518,7 @@ mod tests {
     fn run(series: Vec<Series>) -> Run {
         Run {
             manifest: Manifest {
+                partial: None,
                 schema_version: 1,
                 fabbench_version: "0.1.0".into(),
                 git_revision: "x".into(),

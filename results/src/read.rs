@@ -110,6 +110,15 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
     })
 }
 
+/// The manifest of the run in `dir` alone (what a resumed run is continued with), without
+/// reading its samples.
+pub fn read_manifest(dir: &Path) -> Result<crate::model::Manifest, ResultsError> {
+    let path = dir.join("manifest.json");
+    let text = read_text(&path)?;
+    let file: ManifestFile = serde_json::from_str(&text).map_err(|e| malformed(&path, e))?;
+    Ok(file.manifest)
+}
+
 /// samples.csv, grouped by point. The iteration column must count up from 0 within a point.
 pub(crate) fn read_samples(path: &Path) -> Result<Samples, ResultsError> {
     let text = read_text(path)?;

@@ -29,6 +29,7 @@ pub(crate) fn testing_run(suite: &str, fabric: &str, ranks: usize, kernels: &[(&
     };
     Run {
         manifest: Manifest {
+            partial: None,
             schema_version: SCHEMA_VERSION,
             fabbench_version: "0".into(),
             git_revision: "x".into(),

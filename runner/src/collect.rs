@@ -7,8 +7,11 @@ use std::time::SystemTime;
 
 use bench_core::machine::HostInfo;
 use bench_core::tunables::{Settings, Value};
-use results::model::{FabricKind, FabricRun, Manifest, Run, Series, TunableRecord};
-use results::SCHEMA_VERSION;
+use results::exporter::Exporter;
+use results::files::{samples_of_point, ManifestJson, SamplesCsv};
+use results::model::{FabricKind, FabricRun, Manifest, Partial, Run, Series, TunableRecord};
+use results::run_dir::RunDir;
+use results::{ResultsError, SCHEMA_VERSION};
 use transports::fabric::FabricKind as Kind;
 use transports::transport::Counters;
 
@@ -28,8 +31,16 @@ pub(crate) struct Collector<'a> {
     sink: &'a mut dyn Sink,
     run: Run,
     done: BTreeMap<(String, usize), Done>,
-    /// The first failure each rank reported: (stage, message).
+    /// The first failure each rank reported on the fabric running now: (stage, message).
     pub failures: BTreeMap<usize, (String, String)>,
+    /// Where every point goes as it is measured (the run directory's journal), if anywhere.
+    journal: Option<RunDir>,
+    /// samples.csv in the journal has its header.
+    journal_started: bool,
+    /// The first journal write that failed: the run cannot promise its points are on disk.
+    pub journal_error: Option<ResultsError>,
+    /// Series carried over from a resumed run (their header and rows were replayed).
+    resumed: Vec<(String, String)>,
 }
 
 fn kind(k: Kind) -> FabricKind {
@@ -72,6 +83,14 @@ fn fabric_run(f: &FabricSpec, ranks: usize) -> FabricRun {
     }
 }
 
+/// The journal's manifest.json: the run so far, marked partial.
+fn write_manifest(run: &Run, dir: &RunDir) -> Result<(), ResultsError> {
+    for (path, bytes) in ManifestJson.export(run)? {
+        dir.write_quick(&path, &bytes)?;
+    }
+    Ok(())
+}
+
 /// How many points a plan measures, when every suite knows up front.
 pub(crate) fn planned(plan: &Plan) -> Option<usize> {
     let per_fabric: Option<usize> = plan
@@ -83,49 +102,157 @@ pub(crate) fn planned(plan: &Plan) -> Option<usize> {
 }
 
 impl<'a> Collector<'a> {
+    /// A collector for a new run, or (with `prior`) for the rest of a resumed one. With a
+    /// `journal`, every point is on disk as soon as it is measured.
     pub fn new(
         plan: &'a Plan,
         run_id: String,
         start: SystemTime,
         sink: &'a mut dyn Sink,
+        journal: Option<RunDir>,
+        prior: Option<Run>,
     ) -> Collector<'a> {
         let stamp = humantime::format_rfc3339_seconds(start).to_string();
-        let manifest = Manifest {
-            schema_version: SCHEMA_VERSION,
-            fabbench_version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: env!("FABBENCH_GIT_REVISION").into(),
-            run_id,
-            command_line: plan.command_line.clone(),
-            start_time: stamp.clone(),
-            end_time: stamp,
-            host: HostInfo::collect(),
-            suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
-            params: plan
-                .suites
-                .iter()
-                .map(|s| (s.name().to_string(), s.params.clone()))
-                .collect(),
-            fabrics: plan
-                .fabrics
-                .iter()
-                .map(|f| fabric_run(f, plan.ranks))
-                .collect(),
+        let in_progress = Partial {
+            reason: format!(
+                "in progress: pid {} on {}",
+                std::process::id(),
+                HostInfo::collect().hostname
+            ),
+            finished: Vec::new(),
         };
-        let c = Collector {
-            plan,
-            sink,
-            run: Run {
-                manifest,
+        let run = match prior {
+            Some(mut run) => {
+                let finished = run
+                    .manifest
+                    .partial
+                    .take()
+                    .map(|p| p.finished)
+                    .unwrap_or_default();
+                run.manifest.partial = Some(Partial {
+                    finished,
+                    ..in_progress
+                });
+                run
+            }
+            None => Run {
+                manifest: Manifest {
+                    partial: Some(in_progress),
+                    schema_version: SCHEMA_VERSION,
+                    fabbench_version: env!("CARGO_PKG_VERSION").into(),
+                    git_revision: env!("FABBENCH_GIT_REVISION").into(),
+                    run_id,
+                    command_line: plan.command_line.clone(),
+                    start_time: stamp.clone(),
+                    end_time: stamp,
+                    host: HostInfo::collect(),
+                    suites: plan.suites.iter().map(|s| s.name().to_string()).collect(),
+                    params: plan
+                        .suites
+                        .iter()
+                        .map(|s| (s.name().to_string(), s.params.clone()))
+                        .collect(),
+                    fabrics: plan
+                        .fabrics
+                        .iter()
+                        .map(|f| fabric_run(f, plan.ranks))
+                        .collect(),
+                },
                 series: Vec::new(),
             },
+        };
+        let mut c = Collector {
+            plan,
+            sink,
+            run,
             done: BTreeMap::new(),
             failures: BTreeMap::new(),
+            journal,
+            journal_started: false,
+            journal_error: None,
+            resumed: Vec::new(),
         };
         c.sink.event(&Event::Started {
             run: &c.run,
             planned: planned(plan),
         });
+        if !c.run.series.is_empty() {
+            c.replay();
+            c.rewrite_journal();
+        }
         c
+    }
+
+    /// Shows a resumed run's points as if just measured, so its tables are whole.
+    fn replay(&mut self) {
+        let finished = self.finished().to_vec();
+        for series in &self.run.series {
+            self.sink.event(&Event::SuiteStarted {
+                run: &self.run,
+                series,
+                planned: None,
+            });
+            for point in &series.points {
+                self.sink.event(&Event::Point {
+                    run: &self.run,
+                    series,
+                    point,
+                });
+            }
+            let id = (series.suite.clone(), series.fabric.clone());
+            if finished.contains(&id) {
+                self.sink.event(&Event::SuiteFinished {
+                    run: &self.run,
+                    series,
+                });
+            }
+            self.resumed.push(id);
+        }
+    }
+
+    fn finished(&self) -> &[(String, String)] {
+        self.run
+            .manifest
+            .partial
+            .as_ref()
+            .map(|p| p.finished.as_slice())
+            .unwrap_or_default()
+    }
+
+    /// A resumed run's journal starts as the kept part of it: the series measured again are
+    /// gone from samples.csv, so their new samples do not follow old ones.
+    fn rewrite_journal(&mut self) {
+        let Some(dir) = self.journal.as_ref() else { return };
+        let written = dir.clear().and_then(|()| {
+            for (path, bytes) in SamplesCsv.export(&self.run)? {
+                dir.write_quick(&path, &bytes)?;
+            }
+            write_manifest(&self.run, dir)
+        });
+        self.journal_started = self.run.series.iter().any(|s| !s.points.is_empty());
+        self.note_journal(written);
+    }
+
+
+    fn note_journal(&mut self, r: Result<(), ResultsError>) {
+        if let Err(e) = r {
+            tracing::warn!("journal: {e}");
+            self.journal_error.get_or_insert(e);
+        }
+    }
+
+    /// The point just pushed onto series `i`, onto disk: its samples appended, then the
+    /// manifest that lists it (a reader never sees a point without its samples).
+    fn journal_point(&mut self, i: usize) {
+        let Some(dir) = self.journal.as_ref() else { return };
+        let series = &self.run.series[i];
+        let point = series.points.last().expect("just pushed");
+        let header = !self.journal_started;
+        let written = samples_of_point(series, point, header)
+            .and_then(|rows| dir.append(std::path::Path::new("samples.csv"), &rows))
+            .and_then(|()| write_manifest(&self.run, dir));
+        self.journal_started = true;
+        self.note_journal(written);
     }
 
     /// Takes one event a rank sent (a JSON line).
@@ -156,6 +283,7 @@ impl<'a> Collector<'a> {
             } => {
                 if let Some(i) = self.series_index(&suite, &fabric) {
                     self.run.series[i].points.push(point);
+                    self.journal_point(i);
                     let series = &self.run.series[i];
                     self.sink.event(&Event::Point {
                         run: &self.run,
@@ -174,6 +302,13 @@ impl<'a> Collector<'a> {
                 }
             }
             RankEvent::SuiteEnd { fabric, suite } => {
+                if let Some(p) = self.run.manifest.partial.as_mut() {
+                    p.finished.push((suite.clone(), fabric.clone()));
+                }
+                if let Some(dir) = self.journal.as_ref() {
+                    let written = write_manifest(&self.run, dir);
+                    self.note_journal(written);
+                }
                 if let Some(i) = self.series_index(&suite, &fabric) {
                     self.sink.event(&Event::SuiteFinished {
                         run: &self.run,
@@ -219,6 +354,10 @@ impl<'a> Collector<'a> {
         let Ok(layout) = spec.suite.layout(&spec.params) else {
             return;
         };
+        // A resumed series goes on where it stopped; its header is out already.
+        if self.resumed.contains(&(suite.clone(), fabric.clone())) {
+            return;
+        }
         self.run.series.push(Series {
             suite,
             fabric,
@@ -257,11 +396,30 @@ impl<'a> Collector<'a> {
         self.missing(fabric).is_empty()
     }
 
-    /// The complete run: end time, and per fabric what every rank reported.
-    pub fn finish(mut self) -> (Run, &'a mut dyn Sink) {
+    /// A new fabric starts: failures reported on the one before are its own.
+    pub fn begin_fabric(&mut self) {
+        self.failures.clear();
+    }
+
+    /// The run as it ends: end time, and per fabric what every rank reported. It stays
+    /// marked partial unless `complete`, with `reason` as the why.
+    pub fn finish(
+        mut self,
+        complete: bool,
+        reason: &str,
+    ) -> (Run, &'a mut dyn Sink, Option<RunDir>) {
         self.run.manifest.end_time =
             humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        if complete {
+            self.run.manifest.partial = None;
+        } else if let Some(p) = self.run.manifest.partial.as_mut() {
+            p.reason = reason.to_string();
+        }
         for f in &mut self.run.manifest.fabrics {
+            if self.done.keys().any(|(label, _)| *label == f.fabric) {
+                // Measured (again) in this process: a resumed run's earlier counters go.
+                f.counters.clear();
+            }
             for rank in 0..self.plan.ranks {
                 if let Some(d) = self.done.get(&(f.fabric.clone(), rank)) {
                     f.counters
@@ -274,6 +432,6 @@ impl<'a> Collector<'a> {
             }
         }
         self.sink.event(&Event::Finished { run: &self.run });
-        (self.run, self.sink)
+        (self.run, self.sink, self.journal)
     }
 }

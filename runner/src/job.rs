@@ -27,6 +27,19 @@ pub struct FabricJob {
     /// What the run calls it in events and results ("shm@mpi").
     pub label: String,
     pub settings: Settings,
+    /// What a resumed run already has on this fabric, by suite.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done: Vec<DoneSuite>,
+}
+
+/// What a resumed run already has of one suite on one fabric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoneSuite {
+    pub suite: String,
+    /// Every point: the suite is not run again.
+    pub whole: bool,
+    /// The points measured (of a fixed schedule), left out when it runs.
+    pub points: Vec<PointKey>,
 }
 
 /// What every rank runs: each fabric in turn, each suite on it.
@@ -56,6 +69,7 @@ impl JobSpec {
                         fabric: f.def.name.to_string(),
                         label: f.label.clone(),
                         settings: f.settings.clone(),
+                        done: plan.done_on(&f.label),
                     }
                 })
                 .collect(),

@@ -35,7 +35,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 pub use error::{PlanError, RunError};
-pub use plan::{BootSpec, FabricSpec, Launch, Plan, PlanBuilder, Role, SuiteSpec};
+pub use plan::{BootSpec, FabricSpec, Launch, Plan, PlanBuilder, Resume, Role, SuiteSpec};
 pub use rank::rank_process;
 pub use results::model::Run;
 pub use sink::{Event, Sink};
@@ -48,7 +48,12 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Run, RunError> {
     run_until(plan, sink, &AtomicBool::new(false))
 }
 
-/// As [`run`], stopping every rank (and writing nothing) once `stop` is raised (Ctrl-C).
+/// As [`run`], stopping every rank once `stop` is raised (Ctrl-C).
+///
+/// With an output directory, every point is on disk as it is measured. A run that fails or
+/// is stopped keeps what it measured as `OUT/RUN_ID.partial` (marked so in its manifest, with
+/// the reason), and the error says where; with several fabrics, one that fails does not stop
+/// the others. A run that measured nothing leaves nothing.
 pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<Run, RunError> {
     let ext_boot = match &plan.launch {
         Launch::External { ext, boot } => {
@@ -60,35 +65,98 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
         Launch::Local => None,
     };
     let start = SystemTime::now();
-    let id = run_id(start, plan);
     // The directory comes first, so an unwritable --out stops the run before it starts.
-    let dir = match &plan.out {
-        Some(out) => Some(RunDir::create(out, &id).map_err(RunError::Unwritable)?),
-        None => None,
+    let dir = match (&plan.resume, &plan.out) {
+        (Some(r), _) => Some(RunDir::resume(&r.dir).map_err(RunError::Unwritable)?),
+        (None, Some(out)) => {
+            Some(RunDir::create(out, &run_id(start, plan)).map_err(RunError::Unwritable)?)
+        }
+        (None, None) => None,
     };
     let id = dir
         .as_ref()
-        .and_then(|d| d.final_path().file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or(id);
-    let mut c = Collector::new(plan, id, start, sink);
+        .map(|d| d.id().to_string())
+        .unwrap_or_else(|| run_id(start, plan));
+    let mut c = Collector::new(plan, id, start, sink, dir, plan.kept());
+    let mut failures: Vec<String> = Vec::new();
+    let mut interrupted = None;
     match ext_boot {
         None => {
             for idx in 0..plan.fabrics.len() {
-                launch::local(plan, idx, &mut c, stop)?;
+                c.begin_fabric();
+                match launch::local(plan, idx, &mut c, stop) {
+                    Ok(()) => {}
+                    Err(RunError::Interrupted(m)) => {
+                        interrupted = Some(m);
+                        break;
+                    }
+                    Err(e) => failures.push(e.to_string()),
+                }
             }
         }
-        Some((ext, boot)) => launch::external(plan, ext, boot, &mut c, stop)?,
+        Some((ext, boot)) => match launch::external(plan, ext, boot, &mut c, stop) {
+            Ok(()) => {}
+            Err(RunError::Interrupted(m)) => interrupted = Some(m),
+            Err(e) => failures.push(e.to_string()),
+        },
     }
-    let (run, sink) = c.finish();
-    if let Some(dir) = dir {
-        for (path, bytes) in results::export::export_all(&run).map_err(RunError::Results)? {
-            dir.write(&path, &bytes).map_err(RunError::Results)?;
+    let journal_error = c.journal_error.take();
+    let reason = match (&interrupted, failures.as_slice()) {
+        (Some(m), _) if m.starts_with("interrupted") => m.clone(),
+        (Some(m), _) => format!("interrupted: {m}"),
+        (None, []) => String::new(),
+        (None, [one]) => one.clone(),
+        (None, many) => many.join("; "),
+    };
+    let complete = reason.is_empty();
+    let (run, sink, dir) = c.finish(complete, &reason);
+    let Some(dir) = dir else {
+        return match (interrupted, failures.is_empty()) {
+            (Some(m), _) => Err(RunError::Interrupted(m)),
+            (None, false) => Err(RunError::Failed(reason)),
+            (None, true) => Ok(run),
+        };
+    };
+    let measured = run.series.iter().any(|s| !s.points.is_empty());
+    if complete {
+        if let Some(e) = journal_error {
+            // The run finished, but its points were not all safe on the way: the final write
+            // below is what counts, and it will say if the disk is still refusing.
+            tracing::warn!("the journal could not keep up: {e}");
         }
+        write_all(&dir, &run)?;
         let path = dir.commit().map_err(RunError::Results)?;
         sink.event(&Event::Written { path: &path });
+        return Ok(run);
     }
-    Ok(run)
+    if !measured {
+        dir.discard();
+        return Err(match interrupted {
+            Some(m) => RunError::Interrupted(m),
+            None => RunError::Failed(reason),
+        });
+    }
+    let kept = write_all(&dir, &run).and_then(|()| dir.keep().map_err(RunError::Results));
+    let said = match &kept {
+        Ok(path) => format!("; what was measured is kept in {}", path.display()),
+        Err(e) => format!("; what was measured could not be kept: {e}"),
+    };
+    if let Ok(path) = &kept {
+        sink.event(&Event::Written { path });
+    }
+    Err(match interrupted {
+        Some(m) => RunError::Interrupted(format!("{m}{said}")),
+        None => RunError::Failed(format!("{reason}{said}")),
+    })
+}
+
+/// Every file of the run into its directory, replacing the journal.
+fn write_all(dir: &RunDir, run: &Run) -> Result<(), RunError> {
+    dir.clear().map_err(RunError::Results)?;
+    for (path, bytes) in results::export::export_all(run).map_err(RunError::Results)? {
+        dir.write(&path, &bytes).map_err(RunError::Results)?;
+    }
+    Ok(())
 }
 
 /// Serves this process as rank `N > 0` of a job started by mpirun or srun (the plan's role is

@@ -3,7 +3,7 @@
 //! checks one without any command line; every refusal is one line that says what was wrong
 //! and what is valid, before anything runs or is written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bench_core::bootstrap::discover::{External, Started};
 use bench_core::tunables::{Registry, Settings, Source};
@@ -12,6 +12,8 @@ use transports::fabric::{FabricDef, FabricKind};
 use transports::registry;
 
 use crate::error::PlanError;
+use crate::job::DoneSuite;
+use results::model::Run;
 
 /// One suite and its parameters (as the suite's own type, carried as JSON).
 #[derive(Clone)]
@@ -132,6 +134,15 @@ pub struct Plan {
     /// Appended to the run id (`...-shm-n4`), to tell apart runs that differ in something the
     /// id does not name, such as the counts of a scaling run.
     pub tag: Option<String>,
+    /// The kept partial run this plan continues (`fabbench run --resume DIR`).
+    pub resume: Option<Resume>,
+}
+
+/// A kept partial run to continue: its directory and what it had measured.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub dir: PathBuf,
+    pub prior: Run,
 }
 
 impl Plan {
@@ -140,6 +151,61 @@ impl Plan {
             Launch::External { ext, .. } if ext.rank != 0 => Role::Worker { rank: ext.rank },
             _ => Role::Frontend,
         }
+    }
+
+    /// Whether a suite's points are a fixed list, so a resumed run can leave out those it has
+    /// (an adaptive or sampled suite chooses from what it measures and runs again whole).
+    fn fixed(&self, suite: &str) -> bool {
+        self.suites
+            .iter()
+            .find(|s| s.name() == suite)
+            .is_some_and(|s| matches!(s.suite.planned(&s.params), Ok(Some(_))))
+    }
+
+    /// What of the resumed run a fabric's ranks leave out, by suite.
+    pub fn done_on(&self, fabric: &str) -> Vec<DoneSuite> {
+        let Some(r) = &self.resume else {
+            return Vec::new();
+        };
+        let finished = r
+            .prior
+            .manifest
+            .partial
+            .as_ref()
+            .map(|p| p.finished.clone())
+            .unwrap_or_default();
+        r.prior
+            .series
+            .iter()
+            .filter(|s| s.fabric == fabric)
+            .map(|s| DoneSuite {
+                suite: s.suite.clone(),
+                whole: finished.contains(&(s.suite.clone(), s.fabric.clone())),
+                points: if self.fixed(&s.suite) {
+                    s.points.iter().map(|p| p.key.clone()).collect()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect()
+    }
+
+    /// The part of the resumed run that stands: finished series, and the points of unfinished
+    /// series with a fixed list (an unfinished adaptive or sampled series is measured again).
+    pub fn kept(&self) -> Option<Run> {
+        let r = self.resume.as_ref()?;
+        let finished = r
+            .prior
+            .manifest
+            .partial
+            .as_ref()
+            .map(|p| p.finished.clone())
+            .unwrap_or_default();
+        let mut run = r.prior.clone();
+        run.series.retain(|s| {
+            finished.contains(&(s.suite.clone(), s.fabric.clone())) || self.fixed(&s.suite)
+        });
+        Some(run)
     }
 }
 
@@ -165,6 +231,7 @@ pub struct PlanBuilder {
     rank_program: Option<PathBuf>,
     command_line: Vec<String>,
     tag: Option<String>,
+    resume: Option<PathBuf>,
 }
 
 impl Default for PlanBuilder {
@@ -184,6 +251,7 @@ impl Default for PlanBuilder {
             rank_program: None,
             command_line: std::env::args().collect(),
             tag: None,
+            resume: None,
         }
     }
 }
@@ -282,6 +350,14 @@ impl PlanBuilder {
         self
     }
 
+    /// Continues the kept partial run in `dir` (`OUT/RUN_ID.partial`): the plan must be the
+    /// one that run was made from (its suites, fabrics and rank count), and what it measured
+    /// is kept.
+    pub fn resume(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.resume = Some(dir.into());
+        self
+    }
+
     /// Checks everything and returns the plan.
     pub fn build(self) -> Result<Plan, PlanError> {
         let (ranks, launch) = self.launch()?;
@@ -323,6 +399,10 @@ impl PlanBuilder {
             specs.push(SuiteSpec { suite, params });
         }
         let fabrics = self.fabric_specs(&launch, ranks)?;
+        let resume = match &self.resume {
+            None => None,
+            Some(dir) => Some(resumable(dir, &specs, &fabrics, ranks, &launch)?),
+        };
         Ok(Plan {
             suites: specs,
             fabrics,
@@ -333,6 +413,7 @@ impl PlanBuilder {
             rank_program: self.rank_program,
             command_line: self.command_line,
             tag: self.tag,
+            resume,
         })
     }
 
@@ -545,6 +626,62 @@ impl PlanBuilder {
         }
         Ok(s)
     }
+}
+
+/// The kept partial run in `dir`, checked against the plan that is to continue it.
+fn resumable(
+    dir: &Path,
+    suites: &[SuiteSpec],
+    fabrics: &[FabricSpec],
+    ranks: usize,
+    launch: &Launch,
+) -> Result<Resume, PlanError> {
+    let refuse = |why: String| PlanError(format!("--resume {}: {why}", dir.display()));
+    if *launch != Launch::Local {
+        // Every rank under a launcher builds its own plan; only rank 0 could read the run.
+        return Err(refuse(
+            "runs under mpirun or srun cannot be resumed yet; run the missing sizes with -m".into(),
+        ));
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.ends_with(results::run_dir::PARTIAL_SUFFIX) {
+        return Err(refuse(
+            "give the directory of a run that was kept incomplete, named RUN_ID.partial".into(),
+        ));
+    }
+    let prior = results::read_run(dir).map_err(|e| refuse(e.to_string()))?;
+    if prior.manifest.partial.is_none() {
+        return Err(refuse("its manifest says the run is complete".into()));
+    }
+    let names: Vec<String> = suites.iter().map(|s| s.name().to_string()).collect();
+    let labels: Vec<String> = fabrics.iter().map(|f| f.label.clone()).collect();
+    let had: Vec<String> = prior.manifest.fabrics.iter().map(|f| f.fabric.clone()).collect();
+    let had_ranks = prior.manifest.fabrics.first().map(|f| f.ranks);
+    if prior.manifest.suites != names || had != labels || had_ranks.is_some_and(|n| n != ranks) {
+        return Err(refuse(format!(
+            "it ran {} on {} with {} ranks; this plan is {} on {} with {ranks}",
+            prior.manifest.suites.join(" "),
+            had.join(","),
+            had_ranks.unwrap_or(0),
+            names.join(" "),
+            labels.join(",")
+        )));
+    }
+    for s in suites {
+        if prior.manifest.params.get(s.name()) != Some(&s.params) {
+            return Err(refuse(format!(
+                "{} ran with other parameters than this plan's",
+                s.name()
+            )));
+        }
+    }
+    Ok(Resume {
+        dir: dir.to_path_buf(),
+        prior,
+    })
 }
 
 #[cfg(test)]

@@ -171,6 +171,11 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
     for s in &spec.suites {
         let suite = suites::find(&s.suite)
             .ok_or_else(|| ("setup".to_string(), format!("unknown suite '{}'", s.suite)))?;
+        let done = job.done.iter().find(|d| d.suite == s.suite);
+        if done.is_some_and(|d| d.whole) {
+            continue;
+        }
+        let done_points = done.map(|d| d.points.as_slice()).unwrap_or_default();
         if comm.rank() == 0 {
             send(
                 boot.as_ref(),
@@ -187,7 +192,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
             suite: &s.suite,
         };
         suite
-            .run(&comm, &s.params, &mut report)
+            .run(&comm, &s.params, done_points, &mut report)
             .map_err(|e| fail(&comm, e.to_string()))?;
         if comm.rank() == 0 {
             send(

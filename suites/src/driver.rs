@@ -29,10 +29,23 @@ pub fn drive<S: Suite>(
     params: &S::Params,
     report: &mut dyn Report,
 ) -> Result<(), SuiteError> {
+    drive_from(suite, comm, params, &[], report)
+}
+
+/// As [`drive`], leaving out the points of a fixed schedule in `done` (a resumed run measured
+/// them before it was stopped). An adaptive or sampled schedule chooses from what it measures,
+/// so it runs whole whatever `done` says.
+pub fn drive_from<S: Suite>(
+    suite: &S,
+    comm: &Comm,
+    params: &S::Params,
+    done: &[PointKey],
+    report: &mut dyn Report,
+) -> Result<(), SuiteError> {
     let mut bench = suite.start(comm, params)?;
     match suite.schedule(params) {
         Schedule::Fixed(keys) => {
-            for key in &keys {
+            for key in keys.iter().filter(|k| !done.contains(k)) {
                 if let Some(p) = point(suite.name(), comm, &mut bench, key, report)? {
                     report.measured(p)?;
                 }

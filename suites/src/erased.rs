@@ -3,11 +3,11 @@
 //! JSON and are decoded into the suite's own type at each end: typed where they are made and
 //! used, untyped only in transit.
 
-use bench_core::measure::Layout;
+use bench_core::measure::{Layout, PointKey};
 use serde_json::Value;
 use transports::comm::Comm;
 
-use crate::driver::{drive, Report};
+use crate::driver::{drive_from, Report};
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{ParamError, Suite, SuiteError};
@@ -25,8 +25,15 @@ pub trait DynSuite: Sync {
     fn layout(&self, params: &Value) -> Result<Layout, ParamError>;
     /// How many points the run will measure, when known up front.
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError>;
-    /// Runs on every rank; rank 0 reports each point.
-    fn run(&self, comm: &Comm, params: &Value, report: &mut dyn Report) -> Result<(), SuiteError>;
+    /// Runs on every rank, leaving out the points in `done` of a fixed schedule (a resumed
+    /// run's); rank 0 reports each point.
+    fn run(
+        &self,
+        comm: &Comm,
+        params: &Value,
+        done: &[PointKey],
+        report: &mut dyn Report,
+    ) -> Result<(), SuiteError>;
 }
 
 fn decode<S: Suite>(suite: &S, params: &Value) -> Result<S::Params, ParamError> {
@@ -64,8 +71,14 @@ impl<S: Suite> DynSuite for S {
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError> {
         Ok(self.schedule(&decode(self, params)?).planned())
     }
-    fn run(&self, comm: &Comm, params: &Value, report: &mut dyn Report) -> Result<(), SuiteError> {
+    fn run(
+        &self,
+        comm: &Comm,
+        params: &Value,
+        done: &[PointKey],
+        report: &mut dyn Report,
+    ) -> Result<(), SuiteError> {
         let p = decode(self, params)?;
-        drive(self, comm, &p, report)
+        drive_from(self, comm, &p, done, report)
     }
 }

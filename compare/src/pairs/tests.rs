@@ -54,6 +54,7 @@ fn run(id: &str, series: Vec<Series>) -> Run {
         .collect();
     Run {
         manifest: Manifest {
+            partial: None,
             schema_version: results::SCHEMA_VERSION,
             fabbench_version: "0.1.0".into(),
             git_revision: "rev".into(),

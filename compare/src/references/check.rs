@@ -191,6 +191,7 @@ pub(crate) mod tests {
         };
         Run {
             manifest: Manifest {
+                partial: None,
                 schema_version: results::SCHEMA_VERSION,
                 fabbench_version: "0".into(),
                 git_revision: "x".into(),

@@ -3,7 +3,7 @@
 //! did not change folded into `<details>` blocks, so a page of unchanged rows does not bury the
 //! one that matters.
 
-use super::{cells, header, notes, ranks_vary, summary_line, Renderer};
+use super::{cells, header, notes, partial_notes, ranks_vary, summary_line, Renderer};
 use crate::model::{Comparison, Entry};
 use crate::rule::Verdict;
 use crate::CompareError;
@@ -33,6 +33,10 @@ impl Renderer for Markdown {
             more_runs(c.candidate_runs),
             c.candidate.git_revision
         ));
+        for note in partial_notes(c) {
+            out.push(' ');
+            out.push_str(&note);
+        }
         for note in notes(c) {
             out.push(' ');
             out.push_str(note);

@@ -60,6 +60,20 @@ pub fn summary_line(c: &Comparison) -> String {
 }
 
 /// Said under the summary: how to read the rows each rule decided, for the rules present.
+/// A line for each side that is a partial run (it ended before its last point).
+pub(crate) fn partial_notes(c: &Comparison) -> Vec<String> {
+    [("baseline", &c.baseline), ("candidate", &c.candidate)]
+        .iter()
+        .filter_map(|(side, info)| {
+            let why = info.partial.as_ref()?;
+            Some(format!(
+                "The {side} {} is a partial run ({why}): only the points it measured are compared.",
+                info.run_id
+            ))
+        })
+        .collect()
+}
+
 pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
     let decided_by = |rule| {
         c.entries

@@ -1,7 +1,7 @@
 //! The terminal's view: every entry in the runs' order as an aligned table (numbers to the
 //! right), then the summary line last, where a terminal leaves the eye.
 
-use super::{cells, header, notes, ranks_vary, summary_line, Renderer};
+use super::{cells, header, notes, partial_notes, ranks_vary, summary_line, Renderer};
 use crate::model::{Comparison, Entry};
 use crate::CompareError;
 
@@ -48,6 +48,10 @@ impl Renderer for Table {
         out.push('\n');
         out.push_str(&summary_line(c));
         out.push('\n');
+        for note in partial_notes(c) {
+            out.push_str(&note);
+            out.push('\n');
+        }
         for note in notes(c) {
             out.push_str(note);
             out.push('\n');

@@ -14,6 +14,7 @@ fn info(id: &str) -> RunInfo {
         fabbench_version: "0.1.0".into(),
         start_time: "2026-11-23T00:00:00Z".into(),
         hostname: "vm".into(),
+        partial: None,
     }
 }
 

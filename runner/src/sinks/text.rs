@@ -156,6 +156,7 @@ mod tests {
             .collect();
         Run {
             manifest: Manifest {
+                partial: None,
                 schema_version: 1,
                 fabbench_version: "0".into(),
                 git_revision: "x".into(),
