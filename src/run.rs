@@ -35,9 +35,7 @@ fn resume(dir: &Path, matches: &ArgMatches) -> i32 {
         .expect("run is a subcommand")
         .get_arguments()
         .map(|a| a.get_id().as_str().to_string())
-        .filter(|id| {
-            id != "resume" && matches.value_source(id) == Some(ValueSource::CommandLine)
-        })
+        .filter(|id| id != "resume" && matches.value_source(id) == Some(ValueSource::CommandLine))
         .collect();
     if !others.is_empty() {
         return usage(format!(
@@ -56,14 +54,15 @@ fn resume(dir: &Path, matches: &ArgMatches) -> i32 {
         ));
     }
     let shorts = single_dash::run_shorts(&command);
-    let parsed = single_dash::split(argv.iter().map(OsString::from).collect(), &shorts)
-        .and_then(|(words, single)| {
+    let parsed = single_dash::split(argv.iter().map(OsString::from).collect(), &shorts).and_then(
+        |(words, single)| {
             let m = command
                 .try_get_matches_from(words)
                 .map_err(|e| e.to_string())?;
             let cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
             Ok((cli, m, single))
-        });
+        },
+    );
     let (cli, m, single) = match parsed {
         Ok(p) => p,
         Err(e) => return usage(format!("its recorded command line no longer parses: {e}")),

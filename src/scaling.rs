@@ -46,7 +46,14 @@ pub fn run(args: &RunArgs, matches: &ArgMatches, single: &Given, counts: &[usize
     let planned = Path::new("scaling");
     for &n in counts {
         let out = planned.join(format!("n{n}"));
-        match crate::run_plan::plan(args, matches, single, Started::ByUser, Some((n, &out)), None) {
+        match crate::run_plan::plan(
+            args,
+            matches,
+            single,
+            Started::ByUser,
+            Some((n, &out)),
+            None,
+        ) {
             Ok(p) => plans.push(p),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -168,11 +168,7 @@ impl Exporter for SamplesCsv {
 /// samples.csv's columns.
 const SAMPLES_HEADER: [&str; 6] = ["suite", "fabric", "size", "params", "iteration", "ns"];
 
-fn sample_rows(
-    w: &mut csv::Writer<Vec<u8>>,
-    s: &Series,
-    p: &Point,
-) -> Result<(), ResultsError> {
+fn sample_rows(w: &mut csv::Writer<Vec<u8>>, s: &Series, p: &Point) -> Result<(), ResultsError> {
     let params = p.key.params_text();
     for (i, ns) in p.samples_ns.iter().enumerate() {
         w.serialize(SampleRow {

@@ -133,7 +133,10 @@ impl RunDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let Some(id) = name.strip_suffix(PARTIAL_SUFFIX).filter(|id| !id.is_empty()) else {
+        let Some(id) = name
+            .strip_suffix(PARTIAL_SUFFIX)
+            .filter(|id| !id.is_empty())
+        else {
             return Err(refuse(
                 "a run to resume is a directory named RUN_ID.partial, as a failed or stopped run is kept",
             ));
@@ -432,7 +435,10 @@ mod tests {
         RunDir::create(&out, "run").unwrap().discard();
         assert!(names(&out).is_empty());
         drop(RunDir::create(&out, "run").unwrap());
-        assert!(names(&out).is_empty(), "an empty run dropped leaves nothing");
+        assert!(
+            names(&out).is_empty(),
+            "an empty run dropped leaves nothing"
+        );
         {
             let rd = RunDir::create(&out, "run").unwrap();
             rd.write(Path::new("a.txt"), b"partial").unwrap();

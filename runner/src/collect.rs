@@ -222,7 +222,9 @@ impl<'a> Collector<'a> {
     /// A resumed run's journal starts as the kept part of it: the series measured again are
     /// gone from samples.csv, so their new samples do not follow old ones.
     fn rewrite_journal(&mut self) {
-        let Some(dir) = self.journal.as_ref() else { return };
+        let Some(dir) = self.journal.as_ref() else {
+            return;
+        };
         let written = dir.clear().and_then(|()| {
             for (path, bytes) in SamplesCsv.export(&self.run)? {
                 dir.write_quick(&path, &bytes)?;
@@ -232,7 +234,6 @@ impl<'a> Collector<'a> {
         self.journal_started = self.run.series.iter().any(|s| !s.points.is_empty());
         self.note_journal(written);
     }
-
 
     fn note_journal(&mut self, r: Result<(), ResultsError>) {
         if let Err(e) = r {
@@ -244,7 +245,9 @@ impl<'a> Collector<'a> {
     /// The point just pushed onto series `i`, onto disk: its samples appended, then the
     /// manifest that lists it (a reader never sees a point without its samples).
     fn journal_point(&mut self, i: usize) {
-        let Some(dir) = self.journal.as_ref() else { return };
+        let Some(dir) = self.journal.as_ref() else {
+            return;
+        };
         let series = &self.run.series[i];
         let point = series.points.last().expect("just pushed");
         let header = !self.journal_started;

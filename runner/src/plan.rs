@@ -380,7 +380,14 @@ impl PlanBuilder {
                 }),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        for suite in &found {
+        for (i, suite) in found.iter().enumerate() {
+            if found[..i].iter().any(|s| s.name() == suite.name()) {
+                // Its rows and histograms would be written twice under one name.
+                return Err(PlanError(format!(
+                    "{} is given twice; name each suite once (run it again for a second measurement)",
+                    suite.name()
+                )));
+            }
             if !suite.ranks().allows(ranks) {
                 return Err(PlanError(format!(
                     "{} needs {}, got -n {ranks}",
@@ -396,6 +403,12 @@ impl PlanBuilder {
                 Pending::Named(_, args) => suite.parse(args)?,
             };
             suite.check(&params, ranks)?;
+            if matches!(suite.planned(&params), Ok(Some(0))) {
+                return Err(PlanError(format!(
+                    "{}: the options select no point to measure; see `fabbench run --help` for its ranges",
+                    suite.name()
+                )));
+            }
             specs.push(SuiteSpec { suite, params });
         }
         let fabrics = self.fabric_specs(&launch, ranks)?;
@@ -531,6 +544,7 @@ impl PlanBuilder {
                 )));
             }
         }
+        self.check_sets_belong(&requested)?;
         let mut fabrics: Vec<FabricSpec> = Vec::new();
         for label in &requested {
             let resolved = registry::resolve(label).map_err(PlanError)?;
@@ -574,6 +588,27 @@ impl PlanBuilder {
         Ok(fabrics)
     }
 
+    /// Refuses a `--set` of a tunable only fabrics outside this run have: it would do
+    /// nothing, yet be recorded as set.
+    fn check_sets_belong(&self, requested: &[String]) -> Result<(), PlanError> {
+        let in_run: Vec<&str> = requested
+            .iter()
+            .filter_map(|l| registry::resolve(l).ok().map(|r| r.def.name))
+            .collect();
+        for a in &self.sets {
+            let Some(owned_by) = owners(a) else { continue };
+            if !owned_by.iter().any(|f| in_run.contains(f)) {
+                let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+                return Err(PlanError(format!(
+                    "--set {a}: {name} is a tunable of {}, which this run does not use (fabrics: {}); add the fabric to --fabric or leave the setting out",
+                    owned_by.join(", "),
+                    in_run.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Registry defaults, then the fabric's defaults, then the profile, then the model card,
     /// then each `set`.
     fn settings_for(
@@ -613,6 +648,10 @@ impl PlanBuilder {
             }
         }
         for a in &self.sets {
+            // Another fabric's own tunable (the run has both) is that fabric's, not this one's.
+            if owners(a).is_some_and(|o| !o.contains(&def.name)) {
+                continue;
+            }
             s.set_assignment(registry, a, Source::Cli)
                 .map_err(|e| PlanError(format!("--set: {e}")))?;
         }
@@ -626,6 +665,21 @@ impl PlanBuilder {
         }
         Ok(s)
     }
+}
+
+/// The fabrics whose own tunable an assignment `NAME=VALUE` sets, or None for a tunable of
+/// the engine or the run (eager_limit, timeout) that every fabric takes.
+fn owners(assignment: &str) -> Option<Vec<&'static str>> {
+    let name = assignment
+        .split_once('=')
+        .map_or(assignment, |(n, _)| n)
+        .trim();
+    let owned_by: Vec<&'static str> = registry::FABRICS
+        .iter()
+        .filter(|f| (f.tunables)().iter().any(|d| d.name == name))
+        .map(|f| f.name)
+        .collect();
+    (!owned_by.is_empty()).then_some(owned_by)
 }
 
 /// The kept partial run in `dir`, checked against the plan that is to continue it.
@@ -658,7 +712,12 @@ fn resumable(
     }
     let names: Vec<String> = suites.iter().map(|s| s.name().to_string()).collect();
     let labels: Vec<String> = fabrics.iter().map(|f| f.label.clone()).collect();
-    let had: Vec<String> = prior.manifest.fabrics.iter().map(|f| f.fabric.clone()).collect();
+    let had: Vec<String> = prior
+        .manifest
+        .fabrics
+        .iter()
+        .map(|f| f.fabric.clone())
+        .collect();
     let had_ranks = prior.manifest.fabrics.first().map(|f| f.ranks);
     if prior.manifest.suites != names || had != labels || had_ranks.is_some_and(|n| n != ranks) {
         return Err(refuse(format!(

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::options::{Dash, OptionDef, OptionKind, SuiteArgs};
 use crate::osu::{
-    message_sizes, DEFAULT_MAX_SIZE, ITERATIONS, LARGE_MESSAGE_SIZE, MESSAGE_SIZE, VALIDATION,
-    WARMUP, WINDOW_SIZE,
+    check_counts, message_sizes, DEFAULT_MAX_SIZE, ITERATIONS, LARGE_MESSAGE_SIZE, MESSAGE_SIZE,
+    VALIDATION, WARMUP, WINDOW_SIZE,
 };
 use crate::suite::ParamError;
 use crate::MAX_MESSAGE_SIZE;
@@ -164,9 +164,8 @@ impl LoggpParams {
             Some(list) => Pattern::parse_list(list)?,
         };
         let iterations = args.count("iterations").map_err(usage)?;
-        if iterations == Some(0) {
-            return Err(usage("-i 0: iterations must be at least 1".into()));
-        }
+        let warmup = args.count("warmup").map_err(usage)?;
+        check_counts(iterations, warmup)?;
         let window = args
             .count("window-size")
             .map_err(usage)?
@@ -183,7 +182,7 @@ impl LoggpParams {
             patterns,
             window,
             iterations,
-            warmup: args.count("warmup").map_err(usage)?,
+            warmup,
             validate: args.flag("validation"),
         })
     }

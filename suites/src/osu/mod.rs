@@ -15,12 +15,14 @@ pub use bibw::Bibw;
 pub use bw::Bw;
 pub use latency::Latency;
 pub use params::{
-    message_sizes, OsuParams, ITERATIONS, MESSAGE_SIZE, OPTIONS, VALIDATION, WARMUP, WINDOW_SIZE,
+    check_counts, message_sizes, OsuParams, ITERATIONS, MESSAGE_SIZE, OPTIONS, VALIDATION, WARMUP,
+    WINDOW_SIZE,
 };
 
 use std::marker::PhantomData;
 
 use bench_core::measure::{Layout, Metric, PointKey};
+use bench_core::size::format_size;
 use transports::comm::Comm;
 
 use crate::buffer::AlignedBuf;
@@ -238,6 +240,20 @@ impl<T: OsuTest> Suite for Osu<T> {
                     MAX_MESSAGE_SIZE
                 )));
             }
+        }
+        if sizes(T::MIN_SIZE, p).is_empty() {
+            let min = p.min_size.unwrap_or(T::MIN_SIZE);
+            let max = p.max_size.unwrap_or(DEFAULT_MAX_SIZE);
+            return Err(ParamError(format!(
+                "{}: -m selects no message size (from {} to {}); {} measures {} up to MAX (default {}): give -m [MIN:]MAX with {} <= MIN <= MAX",
+                T::NAME,
+                format_size(min),
+                format_size(max),
+                T::NAME,
+                format_size(T::MIN_SIZE),
+                format_size(DEFAULT_MAX_SIZE),
+                format_size(T::MIN_SIZE),
+            )));
         }
         Ok(())
     }

@@ -29,6 +29,10 @@ pub struct OsuParams {
     pub size_list: Option<Vec<u64>>,
 }
 
+/// The most timed (and warm-up) iterations per size: ten million samples are 80 MB on rank 0
+/// and about 300 MB of samples.csv.
+pub const MAX_ITERATIONS: u64 = 10_000_000;
+
 /// Options OSU's tests share with the loggp suite, which measures their patterns.
 pub const MESSAGE_SIZE: OptionDef = OptionDef {
     long: "message-size",
@@ -106,9 +110,7 @@ impl OsuParams {
         let iterations = args.count("iterations").map_err(usage)?;
         let warmup = args.count("warmup").map_err(usage)?;
         let window = args.count("window-size").map_err(usage)?;
-        if iterations == Some(0) {
-            return Err(usage("-i 0: iterations must be at least 1"));
-        }
+        check_counts(iterations, warmup)?;
         if let Some(w) = window.filter(|w| !(1..=MAX_WINDOW).contains(w)) {
             return Err(usage(format!(
                 "-W {w}: the window must be 1 to {MAX_WINDOW}"
@@ -125,6 +127,26 @@ impl OsuParams {
             size_list: None,
         })
     }
+}
+
+/// `-i` and `-x` within what can be run: at least one timed iteration, and at most
+/// [`MAX_ITERATIONS`] of either (rank 0 keeps every timed sample, 8 bytes each, and
+/// samples.csv a row for each).
+pub fn check_counts(iterations: Option<u64>, warmup: Option<u64>) -> Result<(), ParamError> {
+    if iterations == Some(0) {
+        return Err(usage("-i 0: iterations must be at least 1"));
+    }
+    if let Some(i) = iterations.filter(|i| *i > MAX_ITERATIONS) {
+        return Err(usage(format!(
+            "-i {i}: at most {MAX_ITERATIONS} timed iterations per size (every sample is kept)"
+        )));
+    }
+    if let Some(x) = warmup.filter(|x| *x > MAX_ITERATIONS) {
+        return Err(usage(format!(
+            "-x {x}: at most {MAX_ITERATIONS} warm-up iterations per size"
+        )));
+    }
+    Ok(())
 }
 
 /// OSU's `-m [MIN:]MAX` (and `MIN:`), with sizes such as 4K accepted.

@@ -130,6 +130,13 @@ impl Card {
     }
 }
 
+/// The top-level keys of a card in the `[[param]]` form.
+const CARD_KEYS: &[&str] = &["fabric", "summary", "param"];
+/// The keys of one `[[param]]` (`interval`: a fitted value's confidence interval).
+const PARAM_KEYS: &[&str] = &[
+    "name", "kind", "value", "min", "max", "meaning", "source", "interval",
+];
+
 /// What a `--model FILE` says: the fabric it names (if any) and (name, value) pairs.
 pub type Overrides = (Option<String>, Vec<(String, String)>);
 
@@ -142,7 +149,23 @@ pub fn overrides(text: &str) -> Result<Overrides, CardError> {
     let fabric = doc.get("fabric").and_then(|v| v.as_str()).map(String::from);
     let mut out = Vec::new();
     if let Some(toml::Value::Array(params)) = doc.get("param") {
+        // A key the card form does not have is a typo that would be silently ignored.
+        if let Some(k) = doc.keys().find(|k| !CARD_KEYS.contains(&k.as_str())) {
+            return Err(CardError::Syntax(format!(
+                "unknown key '{k}' beside [[param]]; a card has {}",
+                CARD_KEYS.join(", ")
+            )));
+        }
         for p in params {
+            if let Some(k) = p
+                .as_table()
+                .and_then(|t| t.keys().find(|k| !PARAM_KEYS.contains(&k.as_str())))
+            {
+                return Err(CardError::Syntax(format!(
+                    "unknown key '{k}' in a [[param]]; a param has {}",
+                    PARAM_KEYS.join(", ")
+                )));
+            }
             let name = p.get("name").and_then(|v| v.as_str());
             let value = p.get("value");
             match (name, value) {
@@ -237,5 +260,18 @@ source = "[A] assumption"
         assert!(v.contains(&("queue".to_string(), "8K".to_string())));
         let (_, v) = overrides("[params]\nrate = 7.5\n").unwrap();
         assert_eq!(v, vec![("rate".to_string(), "7.5".to_string())]);
+    }
+
+    #[test]
+    fn unknown_keys_in_a_card_are_refused() {
+        let typo = CARD.replace("fabric = \"demo\"", "fabrc = \"demo\"");
+        let e = overrides(&typo).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown key 'fabrc'") && e.contains("fabric, summary, param"),
+            "{e}"
+        );
+        let typo = CARD.replace("value = \"192\"", "valu = \"192\"");
+        let e = overrides(&typo).unwrap_err().to_string();
+        assert!(e.contains("unknown key 'valu'"), "{e}");
     }
 }
