@@ -112,3 +112,120 @@ fn bad_profile_files() {
         "cannot read profile",
     );
 }
+
+/// As `refused`, for a command that once ran for ever: a run still going after a minute fails
+/// the test instead of hanging it.
+fn refused_without_hanging(args: &[&str], expect: &[&str]) {
+    use std::process::Stdio;
+    let out_dir = scratch("bad-card");
+    let out_arg = out_dir.join("results");
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .arg("--out")
+        .arg(&out_arg)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still running after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    for e in expect {
+        assert!(stderr.contains(e), "{args:?}: {stderr} lacks {e:?}");
+    }
+    assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    assert!(!out_arg.exists(), "{args:?} wrote {}", out_arg.display());
+}
+
+/// Card values each in range that together cannot carry a message are refused before the
+/// run, naming the parameters and what is valid.
+#[test]
+fn emulated_cards_that_cannot_carry_a_message() {
+    // A put refused for want of a receive buffer was put again at the same instant, for ever:
+    // this spun at 100 % CPU until killed.
+    refused_without_hanging(
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "bxi",
+            "-m",
+            "8K:8K",
+            "-i",
+            "3",
+            "--set",
+            "bxi.recvq=1",
+            "--set",
+            "bxi.latency_ns=0",
+            "--set",
+            "bxi.retry_ns=0",
+        ],
+        &[
+            "on bxi, bxi.latency_ns=0 with bxi.retry_ns=0",
+            "at least 1 ps",
+        ],
+    );
+    refused_without_hanging(
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "bxi",
+            "-m",
+            "8K:8K",
+            "-i",
+            "3",
+            "--set",
+            "bxi.rendezvous=1GiB",
+        ],
+        &[
+            "on bxi, bxi.rendezvous=1GiB",
+            "use bxi.rendezvous <= 1073741800",
+        ],
+    );
+    refused_without_hanging(
+        &[
+            "run",
+            "osu_bw",
+            "--fabric",
+            "hyperlink",
+            "-m",
+            "1:4M",
+            "-i",
+            "3",
+            "--set",
+            "hyperlink.frag_bytes=1KiB",
+        ],
+        &[
+            "on hyperlink, frag_size=65472",
+            "hyperlink.frag_bytes=1KiB",
+            "use frag_size <= 30720",
+        ],
+    );
+    refused_without_hanging(
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "rapidio",
+            "--set",
+            "rapidio.segment_bytes=8",
+            "--set",
+            "rapidio.message_segments=1",
+        ],
+        &[
+            "on rapidio, rapidio.message_header=16",
+            "rapidio.segment_bytes=8",
+        ],
+    );
+}

@@ -308,3 +308,43 @@ fn bxi_latency_switch_moves_with_rendezvous() {
         r.stderr()
     );
 }
+
+/// The smallest queues and buffers a card allows still carry every message: a message of more
+/// buffers or entries than a queue holds streams through it (docs/fabrics: "Values that cannot
+/// carry a message" lists what does not).
+#[test]
+fn the_smallest_queues_and_buffers_carry_every_size() {
+    let r = osu(
+        "bxi-smallest",
+        &[
+            "osu_bw",
+            "--fabric",
+            "bxi",
+            "-m",
+            "1:1M",
+            "--set",
+            "bxi.recvq=1",
+            "--set",
+            "bxi.sendq=1",
+            "--set",
+            "bxi.buffer_size=256",
+        ],
+    );
+    assert_eq!(curve(&r).len(), 21);
+    assert!(r.manifest().to_string().contains("bxi.failed_acks"));
+    let r = osu(
+        "rapidio-smallest",
+        &[
+            "osu_bw",
+            "--fabric",
+            "rapidio",
+            "-m",
+            "1:1M",
+            "--set",
+            "rapidio.common_queue_entries=1",
+            "--set",
+            "rapidio.dedicated_queues=1",
+        ],
+    );
+    assert_eq!(curve(&r).len(), 21);
+}

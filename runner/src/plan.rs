@@ -579,6 +579,8 @@ impl PlanBuilder {
                     .set(&registry, k, v, Source::Fabric)
                     .map_err(|e| PlanError(e.to_string()))?;
             }
+            (def.check_settings)(&settings)
+                .map_err(|why| PlanError(format!("on {label}, {why}")))?;
             fabrics.push(FabricSpec {
                 label: label.clone(),
                 def,
@@ -811,6 +813,16 @@ mod tests {
             .fabrics("bxi")
             .set("eager_limit=1K"))
         .contains("use --set bxi.rendezvous=VALUE"));
+        assert!(e(PlanBuilder::new()
+            .suite(latency())
+            .fabrics("bxi")
+            .set("bxi.rendezvous=1G"))
+        .starts_with("on bxi, bxi.rendezvous=1GiB: "));
+        assert!(e(PlanBuilder::new()
+            .suite(latency())
+            .fabrics("shm,hyperlink")
+            .set("hyperlink.frag_bytes=1K"))
+        .contains("use frag_size <= 30720"));
         assert!(e(PlanBuilder::new()
             .suite(latency())
             .bootstrap(Some("dir:/x")))

@@ -48,6 +48,10 @@ pub enum TransportError {
     Deadlock(String),
     #[error("{0}")]
     Limit(String),
+    /// Emulated ranks keep trying (a frame refused and retried, a send refused for room) and
+    /// nothing is ever carried: virtual time may move, the run does not.
+    #[error("livelock: {0}")]
+    Livelock(String),
     #[error("rank {rank} failed: {message}")]
     Remote { rank: usize, message: String },
 }

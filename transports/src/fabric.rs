@@ -85,6 +85,10 @@ pub struct FabricDef {
     pub ignores: &'static [&'static str],
     /// Whether the fabric can have `n` ranks (hardware topologies); the refusal in one line.
     pub check_ranks: fn(n: usize) -> std::result::Result<(), String>,
+    /// Whether the settings in force can carry a message at all (an emulated card whose values
+    /// contradict each other or the engine's); the refusal in one line naming the parameters
+    /// and what is valid. Checked when a plan is built, before anything runs.
+    pub check_settings: fn(&Settings) -> std::result::Result<(), String>,
     pub launch: Launch,
     /// Removes whatever a job with this id may have left behind (shared-memory segments),
     /// called after every job, however it ended.
@@ -219,6 +223,11 @@ pub(crate) fn any_ranks(n: usize) -> std::result::Result<(), String> {
     } else {
         Err("a job needs at least one rank".into())
     }
+}
+
+/// A fabric whose settings are each valid on their own whatever the others are.
+pub(crate) fn settings_independent(_s: &Settings) -> std::result::Result<(), String> {
+    Ok(())
 }
 
 /// A fabric that leaves nothing behind.

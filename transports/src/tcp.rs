@@ -674,6 +674,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     replaces: &[],
     ignores: &["single_copy", "single_copy_share"],
     check_ranks: crate::fabric::any_ranks,
+    check_settings: crate::fabric::settings_independent,
     launch: crate::fabric::Launch::Processes,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,

@@ -46,6 +46,36 @@ pub fn engine(s: &Settings, cfg: &mut EngineConfig) {
     cfg.frag_size = s.size("bxi.rndv_fragment_size") as usize;
 }
 
+/// Whether the card's values, with the engine's, can carry every message (see bxi.md, "Values
+/// that cannot carry a message"). A receive or send queue of one entry and buffers of 256
+/// bytes can: a message of more buffers than the queues hold streams through them.
+pub fn check(s: &Settings) -> std::result::Result<(), String> {
+    let cfg = super::engine_for(s, engine);
+    let header = crate::header::FrameType::Eager.header_len();
+    if cfg.eager_limit + header > super::MAX_FRAME {
+        return Err(format!(
+            "{}: an eager message that large and its {header}-byte header do not fit the emulated wire's largest frame of {} bytes; use bxi.rendezvous <= {}",
+            super::shown(s, "bxi.rendezvous"),
+            super::MAX_FRAME,
+            super::MAX_FRAME - header
+        ));
+    }
+    if retry_interval(s) == 0 {
+        return Err(format!(
+            "{} with {}: a put that finds no free receive buffer would be put again at the same instant, for ever; 2 x bxi.latency_ns + bxi.retry_ns must be at least 1 ps (0.001 ns)",
+            super::shown(s, "bxi.latency_ns"),
+            super::shown(s, "bxi.retry_ns")
+        ));
+    }
+    Ok(())
+}
+
+/// The time from a put's failed arrival to its next: the failed ack's round trip and the
+/// host's delay.
+fn retry_interval(s: &Settings) -> Ps {
+    2 * ns(s.float("bxi.latency_ns")) + ns(s.float("bxi.retry_ns"))
+}
+
 #[derive(Debug, Clone)]
 struct Params {
     link_mbps: f64,
@@ -74,6 +104,7 @@ pub struct Bxi {
 
 impl Bxi {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
+        check(s).map_err(crate::error::TransportError::Config)?;
         let p = Params {
             link_mbps: s.float("bxi.link_gbps") * 1e3 / 8.0,
             latency: ns(s.float("bxi.latency_ns")),
@@ -210,10 +241,19 @@ impl Model for Bxi {
             .entry((f.src, f.dst))
             .or_insert_with(|| Credits::new(cap));
         if !q.take(k, arrival) {
-            // No free receive buffer when it landed: failed ack, put again.
-            self.failed_acks += 1;
+            // No free receive buffer when it landed: failed ack, put again, and again until a
+            // put lands when buffers are free. Buffers come back only as this node takes
+            // frames, and a take can only hold them longer, so every put before the first
+            // that lands after the known returns would fail: skip to that one (the same
+            // puts, counted, without a pass through the scheduler for each).
+            let every = 2 * self.p.latency + self.p.retry;
+            let tries = match q.free_from(k, arrival) {
+                Some(t) if every > 0 => (t - arrival).div_ceil(every).max(1),
+                _ => 1,
+            };
+            self.failed_acks += tries;
             return Ok(Take::Retry {
-                arrival: arrival + 2 * self.p.latency + self.p.retry,
+                arrival: arrival + tries * every,
             });
         }
         let cost = pieces * self.p.event + transfer(f.bytes, self.p.copy_mbps) + pieces * self.p.me;
@@ -250,8 +290,114 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ],
     ignores: crate::fabric::EMULATED_IGNORES,
     check_ranks: crate::fabric::any_ranks,
+    check_settings: check,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
     connect,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulated::test_settings;
+    use bench_core::des::Scheduler;
+
+    #[test]
+    fn the_smallest_queues_and_buffers_carry_messages() {
+        for set in [
+            ("bxi.recvq", "1"),
+            ("bxi.sendq", "1"),
+            ("bxi.buffer_size", "256"),
+            ("bxi.max_rndv_reqs", "1"),
+            ("bxi.rendezvous", "0"),
+            ("bxi.latency_ns", "0"),
+            ("bxi.retry_ns", "0"),
+        ] {
+            check(&test_settings(&[set])).unwrap_or_else(|e| panic!("{set:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn an_eager_limit_beyond_the_wires_largest_frame_is_refused() {
+        let e = check(&test_settings(&[("bxi.rendezvous", "1G")])).unwrap_err();
+        assert!(
+            e.starts_with("bxi.rendezvous=1GiB:") && e.contains("use bxi.rendezvous <= 1073741800"),
+            "{e}"
+        );
+        check(&test_settings(&[("bxi.rendezvous", "1073741800")])).unwrap();
+        let e = Bxi::build(&test_settings(&[("bxi.rendezvous", "1G")]), 2)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("bxi.rendezvous=1GiB"), "{e}");
+    }
+
+    #[test]
+    fn a_retry_that_takes_no_time_is_refused() {
+        let e = check(&test_settings(&[
+            ("bxi.latency_ns", "0"),
+            ("bxi.retry_ns", "0"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.contains("bxi.latency_ns=0")
+                && e.contains("bxi.retry_ns=0")
+                && e.contains("for ever"),
+            "{e}"
+        );
+        // Rounded to the model's picoseconds, 0.0001 ns is no time either.
+        assert!(check(&test_settings(&[
+            ("bxi.latency_ns", "0"),
+            ("bxi.retry_ns", "0.0001"),
+        ]))
+        .is_err());
+        check(&test_settings(&[
+            ("bxi.latency_ns", "0"),
+            ("bxi.retry_ns", "0.001"),
+        ]))
+        .unwrap();
+    }
+
+    fn eager(bytes: u64) -> FrameInfo {
+        FrameInfo {
+            src: 0,
+            dst: 1,
+            kind: FragKind::Eager { len: bytes - 24 },
+            bytes,
+        }
+    }
+
+    /// A put refused for want of a buffer is put again every round trip plus retry_ns; the
+    /// model skips to the first that lands after a buffer comes back, counting every failed
+    /// ack on the way, as putting each in turn would.
+    #[test]
+    fn failed_puts_skip_to_the_first_that_finds_a_buffer() {
+        let s = test_settings(&[("bxi.recvq", "1")]);
+        let sched = Scheduler::new(2);
+        let mut w = World { sched: &sched };
+        let mut m = Bxi::build(&s, 2).unwrap();
+        let every = 2 * ns(700.0) + ns(1000.0);
+        // The first frame takes the only buffer at 1 us and holds it until it is handled.
+        let Take::Deliver { cost } = m.take(&mut w, &eager(64), 1_000_000, 1_000_000).unwrap()
+        else {
+            panic!("the first frame finds a buffer")
+        };
+        let back = 1_000_000 + cost;
+        // The second landed at 1.1 us: refused until the buffer is back.
+        let Take::Retry { arrival } = m.take(&mut w, &eager(64), 1_100_000, 1_100_000).unwrap()
+        else {
+            panic!("no buffer for the second")
+        };
+        let tries = (back - 1_100_000).div_ceil(every);
+        assert_eq!(arrival, 1_100_000 + tries * every);
+        assert!(arrival >= back && arrival - every < back);
+        assert_eq!(
+            m.describe()[1],
+            ("bxi.failed_acks".into(), tries.to_string())
+        );
+        assert!(matches!(
+            m.take(&mut w, &eager(64), arrival, arrival).unwrap(),
+            Take::Deliver { .. }
+        ));
+    }
+}

@@ -51,6 +51,8 @@ struct Params {
     frag_payload: u64,
     frag_header: u64,
     capacity: u32,
+    /// The engine's rendezvous fragment: the largest data frame it sends.
+    engine_frag: u64,
     mail_bytes: u64,
     remote_read: Ps,
     rx_thread: bool,
@@ -87,6 +89,58 @@ pub struct Hyperlink {
     stalled: Option<String>,
 }
 
+/// Window slots (and mails) a pair has.
+fn capacity(s: &Settings) -> u64 {
+    s.int("hyperlink.window_frags")
+        .min(s.int("hyperlink.mailbox_entries")) as u64
+}
+
+/// The engine's largest rendezvous data frame here.
+fn engine_frag(s: &Settings) -> u64 {
+    let cfg = super::engine_for(s, |_, _| {});
+    cfg.frag_size
+        .min(super::MAX_FRAME - crate::header::FrameType::Data.header_len()) as u64
+}
+
+/// Whether the card's values, with the engine's, can carry every message (see hyperlink.md,
+/// "Values that cannot carry a message"): a fragment has room for data after its header, and
+/// the window holds the largest frame the engine sends, an eager message of `eager_limit` or a
+/// rendezvous fragment of `frag_size`; a frame needing more slots than the window has would
+/// wait for room for ever.
+pub fn check(s: &Settings) -> std::result::Result<(), String> {
+    let (bytes, header) = (
+        s.size("hyperlink.frag_bytes"),
+        s.size("hyperlink.frag_header"),
+    );
+    if header >= bytes {
+        return Err(format!(
+            "{} leaves no room for data in {}: hyperlink.frag_header must be smaller than hyperlink.frag_bytes",
+            super::shown(s, "hyperlink.frag_header"),
+            super::shown(s, "hyperlink.frag_bytes")
+        ));
+    }
+    let payload = bytes - header;
+    let holds = capacity(s) * payload;
+    let cfg = super::engine_for(s, |_, _| {});
+    for (name, frame) in [
+        ("eager_limit", cfg.eager_limit as u64),
+        ("frag_size", engine_frag(s)),
+    ] {
+        if frame > holds {
+            return Err(format!(
+                "{} does not fit the hyperlink window: {} less {} leaves {payload} bytes a fragment, and the window takes {} fragments (the smaller of {} and {}), {holds} bytes; use {name} <= {holds} or larger fragments",
+                super::shown(s, name),
+                super::shown(s, "hyperlink.frag_bytes"),
+                super::shown(s, "hyperlink.frag_header"),
+                capacity(s),
+                super::shown(s, "hyperlink.window_frags"),
+                super::shown(s, "hyperlink.mailbox_entries"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The topologies TI's hlink BTL supports: one rank on each of 2, 3 or 4 nodes.
 fn check_ranks(n: usize) -> std::result::Result<(), String> {
     if (2..=4).contains(&n) {
@@ -103,13 +157,9 @@ impl Hyperlink {
         check_ranks(n).map_err(TransportError::Config)?;
         let line_mbps = s.int("hyperlink.lanes") as f64 * s.float("hyperlink.gbaud") * 1e3 / 8.0
             * s.float("hyperlink.encoding");
+        check(s).map_err(TransportError::Config)?;
         let frag_bytes = s.size("hyperlink.frag_bytes");
         let frag_header = s.size("hyperlink.frag_header");
-        if frag_header >= frag_bytes {
-            return Err(TransportError::Config(
-                "hyperlink.frag_header must be smaller than hyperlink.frag_bytes".into(),
-            ));
-        }
         let p = Params {
             link_mbps: line_mbps * s.float("hyperlink.link_efficiency"),
             latency: ns(s.float("hyperlink.latency_ns")),
@@ -120,9 +170,8 @@ impl Hyperlink {
             edma_setup: ns(s.float("hyperlink.edma_setup_ns")),
             frag_payload: frag_bytes - frag_header,
             frag_header,
-            capacity: s
-                .int("hyperlink.window_frags")
-                .min(s.int("hyperlink.mailbox_entries")) as u32,
+            capacity: capacity(s) as u32,
+            engine_frag: engine_frag(s),
             mail_bytes: s.size("hyperlink.mail_bytes"),
             remote_read: ns(s.float("hyperlink.remote_read_ns")),
             rx_thread: s.flag("rx_thread"),
@@ -173,8 +222,12 @@ impl Hyperlink {
         }
     }
 
+    /// The largest message the window holds whole: as many of the engine's fragments as fit,
+    /// then a shorter last one in the slots left.
     fn limit_bytes(&self) -> u64 {
-        self.p.capacity as u64 * self.p.frag_payload
+        let cap = self.p.capacity as u64;
+        let per = self.frags(self.p.engine_frag);
+        (cap / per) * self.p.engine_frag + (cap % per) * self.p.frag_payload
     }
 
     /// Moves `bytes` from `a`'s scratch into `b`'s memory: CPU remote writes or EDMA.
@@ -234,7 +287,15 @@ impl Model for Hyperlink {
         // Without the drain thread a rendezvous message is drained only when complete, so one
         // that needs more fragments than the window holds stalls the sender for ever.
         if let FragKind::Cts { len, .. } = f.kind {
-            let need = self.frags(len);
+            // The engine's fragments each take whole slots.
+            let whole = len / self.p.engine_frag;
+            let rest = len % self.p.engine_frag;
+            let need = whole * self.frags(self.p.engine_frag)
+                + if rest > 0 || whole == 0 {
+                    self.frags(rest)
+                } else {
+                    0
+                };
             if !self.p.rx_thread && need > self.p.capacity as u64 {
                 let msg = format!(
                     "hyperlink window stall: with rx_thread=off a message is drained only when all its fragments are in, and a {len}-byte message needs {need} fragments of {} bytes, but the window holds {} ({} bytes); use rx_thread=on or messages of at most {} bytes",
@@ -411,8 +472,99 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     replaces: &[],
     ignores: crate::fabric::EMULATED_IGNORES,
     check_ranks,
+    check_settings: check,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
     connect,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulated::test_settings;
+
+    /// The fabric's own defaults under the card's (frag_size fills a 64 KB slot).
+    fn card(pairs: &[(&str, &str)]) -> Settings {
+        let mut all: Vec<(&str, &str)> = FABRIC.defaults.to_vec();
+        all.extend_from_slice(pairs);
+        test_settings(&all)
+    }
+
+    #[test]
+    fn the_defaults_and_the_smallest_windows_carry_messages() {
+        check(&card(&[])).unwrap();
+        for set in [
+            ("hyperlink.window_frags", "1"),
+            ("hyperlink.mailbox_entries", "1"),
+            ("hyperlink.frag_header", "0"),
+        ] {
+            check(&card(&[set])).unwrap_or_else(|e| panic!("{set:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn a_header_filling_the_fragment_is_refused() {
+        let e = check(&card(&[
+            ("hyperlink.frag_bytes", "1K"),
+            ("hyperlink.frag_header", "1K"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.starts_with("hyperlink.frag_header=1KiB") && e.contains("hyperlink.frag_bytes=1KiB"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_engine_frame_larger_than_the_window_is_refused() {
+        // 1 KiB fragments hold 960 bytes of data each: 32 of them, 30720 bytes, are less than
+        // one 65472-byte rendezvous fragment.
+        let e = check(&card(&[("hyperlink.frag_bytes", "1K")])).unwrap_err();
+        assert!(
+            e.starts_with("frag_size=65472")
+                && e.contains("hyperlink.frag_bytes=1KiB")
+                && e.contains("hyperlink.window_frags=32")
+                && e.contains("use frag_size <= 30720"),
+            "{e}"
+        );
+        check(&card(&[
+            ("hyperlink.frag_bytes", "1K"),
+            ("frag_size", "30720"),
+        ]))
+        .unwrap();
+        // A window of one 1 KiB fragment holds no 4 KiB eager message.
+        let e = check(&card(&[
+            ("hyperlink.frag_bytes", "1K"),
+            ("hyperlink.mailbox_entries", "1"),
+            ("frag_size", "1K"),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.starts_with("eager_limit=4KiB") && e.contains("hyperlink.mailbox_entries=1"),
+            "{e}"
+        );
+        let e = Hyperlink::build(&card(&[("hyperlink.frag_bytes", "1K")]), 2)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("frag_size"), "{e}");
+    }
+
+    /// Without the drain thread a message must fit the window whole, counted in the slots
+    /// the engine's fragments really take.
+    #[test]
+    fn the_window_limit_counts_whole_slots_per_engine_fragment() {
+        let s = card(&[
+            ("rx_thread", "off"),
+            ("hyperlink.frag_bytes", "2K"),
+            ("frag_size", "2000"),
+        ]);
+        let m = Hyperlink::build(&s, 2).unwrap();
+        let h = m.describe();
+        // 1984 bytes a slot: each 2000-byte fragment takes 2 of the 32 slots.
+        assert!(
+            h.contains(&("hyperlink.nonblocking_limit_bytes".into(), "32000".into())),
+            "{h:?}"
+        );
+    }
+}

@@ -41,7 +41,7 @@ pub fn tunables() -> &'static [Def] {
 /// The largest message the engine may send as one frame here: the wire's largest frame less
 /// the largest header. (A message of the last 48 bytes below 1 GiB goes through the engine's
 /// rendezvous; its data frame is charged as a message of its size, its control as empty ones.)
-const WHOLE: usize = (1 << 30) - crate::header::MAX_HEADER_LEN;
+const WHOLE: usize = super::MAX_FRAME - crate::header::MAX_HEADER_LEN;
 
 /// Every message one eager frame: see the module's note.
 pub fn engine(_s: &Settings, cfg: &mut EngineConfig) {
@@ -109,6 +109,11 @@ impl Segment {
             .max(self.gap_per_byte_ns);
         (per_byte > 0.0).then(|| 1e3 / per_byte)
     }
+}
+
+/// Whether the card's segments are consistent (see [`segments`]).
+pub fn check(s: &Settings) -> std::result::Result<(), String> {
+    segments(s).map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// The segments a card's settings use, checked: one to six, the first from 0, each starting
@@ -248,6 +253,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     replaces: &[],
     ignores: IGNORES,
     check_ranks: crate::fabric::any_ranks,
+    check_settings: check,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,

@@ -35,6 +35,30 @@ use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
 /// Picoseconds per nanosecond.
 pub const PS_PER_NS: f64 = 1000.0;
 
+/// The largest frame an emulated wire takes (models segment frames themselves).
+pub const MAX_FRAME: usize = 1 << 30;
+
+/// Refusals and retries in a row, over the whole job, with no frame carried or delivered in
+/// between, after which the job is a livelock. A healthy run has at most a few per frame in
+/// flight between two deliveries (every credit comes back through a delivery); this many take
+/// well under a second of real time.
+pub const LIVELOCK_FUTILE: u64 = 100_000;
+
+/// `NAME=VALUE` of a setting in force, as refusals name it.
+pub(crate) fn shown(s: &Settings, name: &str) -> String {
+    format!("{name}={}", s.value(name))
+}
+
+/// The engine settings an emulated fabric runs with: the shared ones, then the fabric's own.
+pub(crate) fn engine_for(
+    s: &Settings,
+    overrides: fn(&Settings, &mut crate::engine::EngineConfig),
+) -> crate::engine::EngineConfig {
+    let mut cfg = engine_config(s);
+    overrides(s, &mut cfg);
+    cfg
+}
+
 /// Nanoseconds (a model parameter) as picoseconds.
 pub fn ns(x: f64) -> Ps {
     (x * PS_PER_NS).round().max(0.0) as Ps
@@ -116,6 +140,19 @@ impl Credits {
     /// Slots free at `t`.
     pub fn available(&self, t: Ps) -> u64 {
         (self.cap + self.returned_by(t)).saturating_sub(self.taken)
+    }
+
+    /// The first time from `t` on at which `n` slots are free, as far as the returns made so
+    /// far say (None: not by any of them).
+    pub fn free_from(&self, n: u64, t: Ps) -> Option<Ps> {
+        if self.available(t) >= n {
+            return Some(t);
+        }
+        let i = self.returns.partition_point(|(at, _)| *at <= t);
+        self.returns[i..]
+            .iter()
+            .find(|(_, back)| (self.cap + back).saturating_sub(self.taken) >= n)
+            .map(|(at, _)| *at)
     }
 
     /// Slots in use at `t`.
@@ -248,6 +285,37 @@ struct State {
     inbox: Vec<BinaryHeap<InFlight>>,
     model: Box<dyn Model>,
     order: u64,
+    /// Refusals and retries since a frame was last carried or delivered, anywhere in the job.
+    futile: u64,
+    /// Each rank's last futile attempt, for the livelock report.
+    futile_why: BTreeMap<usize, String>,
+}
+
+impl State {
+    /// A frame was carried or delivered: the job progresses.
+    fn progressed(&mut self) {
+        self.futile = 0;
+        self.futile_why.clear();
+    }
+
+    /// `rank` tried and got nowhere (`why`); a livelock once that has gone on too long.
+    fn futile(&mut self, name: &str, rank: usize, why: String) -> Result<()> {
+        self.futile += 1;
+        self.futile_why.insert(rank, why);
+        if self.futile < LIVELOCK_FUTILE {
+            return Ok(());
+        }
+        let who = self
+            .futile_why
+            .iter()
+            .map(|(r, w)| format!("rank {r} {w}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(TransportError::Livelock(format!(
+            "{name}: {} refusals and retries in a row and no frame carried ({who})",
+            self.futile
+        )))
+    }
 }
 
 /// What the rank threads of one emulated job share.
@@ -266,6 +334,8 @@ impl Shared {
                 inbox: (0..ranks).map(|_| BinaryHeap::new()).collect(),
                 model,
                 order: 0,
+                futile: 0,
+                futile_why: BTreeMap::new(),
             }),
         })
     }
@@ -344,7 +414,7 @@ impl Wire for EmuWire {
     fn caps(&self) -> WireCaps {
         WireCaps {
             // Models segment frames themselves; the engine may send frames of any size.
-            max_frame: 1 << 30,
+            max_frame: MAX_FRAME,
             single_copy: false,
             virtual_time: true,
             models_rx_thread: true,
@@ -402,6 +472,7 @@ impl Wire for EmuWire {
                     info,
                     bytes,
                 });
+                st.progressed();
                 drop(st);
                 self.shared.sched.post(peer, arrival);
                 self.shared.sched.advance_to(self.rank, sender_free);
@@ -409,6 +480,11 @@ impl Wire for EmuWire {
                 Ok(true)
             }
             Offer::Full { why } => {
+                st.futile(
+                    self.shared.name,
+                    self.rank,
+                    format!("waits to send to rank {peer}: {why}"),
+                )?;
                 self.waiting = why;
                 Ok(false)
             }
@@ -432,10 +508,27 @@ impl Wire for EmuWire {
                 };
                 match st.model.take(&mut w, &f.info, f.arrival, now)? {
                     Take::Deliver { cost } => {
+                        st.progressed();
                         self.shared.sched.advance_to(self.rank, now + cost);
                         f
                     }
                     Take::Retry { arrival } => {
+                        let what = format!(
+                            "has a frame from rank {} ({}, {} bytes) refused on arrival at {} ps, to arrive again at {arrival} ps",
+                            f.info.src,
+                            kind_name(&f.info.kind),
+                            f.info.bytes,
+                            f.arrival
+                        );
+                        if arrival <= f.arrival {
+                            // Tried again at the same instant, it is refused again, for ever;
+                            // without this the loop below would spin in real time.
+                            return Err(TransportError::Livelock(format!(
+                                "{}: rank {} {what}: no virtual time passes between tries",
+                                self.shared.name, self.rank
+                            )));
+                        }
+                        st.futile(self.shared.name, self.rank, what)?;
                         f.arrival = arrival;
                         st.inbox[self.rank].push(f);
                         drop(st);
@@ -509,6 +602,19 @@ impl Wire for EmuWire {
     }
 }
 
+/// A frame kind in words, for reports.
+fn kind_name(k: &FragKind) -> &'static str {
+    match k {
+        FragKind::Eager { .. } => "eager",
+        FragKind::Rts { .. } => "RTS",
+        FragKind::Cts { .. } => "CTS",
+        FragKind::Data { .. } => "rendezvous data",
+        FragKind::Fin => "FIN",
+        FragKind::Put { .. } => "put request",
+        FragKind::PutFin => "put FIN",
+    }
+}
+
 /// Jobs being set up, by job id: the first rank to arrive builds the shared state.
 fn jobs() -> &'static Mutex<BTreeMap<String, Arc<Shared>>> {
     static JOBS: OnceLock<Mutex<BTreeMap<String, Arc<Shared>>>> = OnceLock::new();
@@ -549,8 +655,7 @@ pub fn connect(
     if rank == 0 {
         jobs().lock().unwrap().remove(boot.job_id());
     }
-    let mut cfg = engine_config(ctx.settings);
-    engine_overrides(ctx.settings, &mut cfg);
+    let cfg = engine_for(ctx.settings, engine_overrides);
     let scale = format!("{name}.compute_scale");
     let factor = ctx.settings.float(&scale);
     let wire = EmuWire::new(rank, shared)?.with_compute_scale(factor, scale);
@@ -559,6 +664,17 @@ pub fn connect(
         cfg,
         Some(boot.clone()),
     )?))
+}
+
+/// Default settings with `pairs` set, for the models' tests.
+#[cfg(test)]
+pub(crate) fn test_settings(pairs: &[(&str, &str)]) -> Settings {
+    let r = crate::registry::registry(&[]);
+    let mut s = r.defaults();
+    for (k, v) in pairs {
+        s.set(&r, k, v, bench_core::tunables::Source::Cli).unwrap();
+    }
+    s
 }
 
 #[cfg(test)]
@@ -596,6 +712,133 @@ mod tests {
         assert_eq!(c.available(100), 2);
         assert!(c.take(2, 100));
         assert_eq!(c.in_use(100), 2);
+    }
+
+    /// A model that never lets a frame through: every take is refused and retried `every`
+    /// later (0: at the same instant), or every offer finds no room and wakes the sender
+    /// `every` later. What no check of the settings can see.
+    struct Stuck {
+        every: Ps,
+        refuse_offers: bool,
+    }
+
+    impl Model for Stuck {
+        fn offer(&mut self, w: &mut World, f: &FrameInfo, now: Ps) -> Result<Offer> {
+            if self.refuse_offers {
+                w.wake(f.src, now + self.every);
+                return Ok(Offer::Full {
+                    why: "room that never comes".into(),
+                });
+            }
+            Ok(Offer::Sent {
+                sender_free: now + 1000,
+                arrival: now + 5000,
+            })
+        }
+        fn take(&mut self, _w: &mut World, _f: &FrameInfo, arrival: Ps, _now: Ps) -> Result<Take> {
+            Ok(Take::Retry {
+                arrival: arrival + self.every,
+            })
+        }
+        fn describe(&self) -> Vec<(String, String)> {
+            Vec::new()
+        }
+    }
+
+    /// Rank 0 sends one frame to rank 1, which waits for it; both wait as the engine does
+    /// (poll, then idle) until an error. Returns each rank's error; panics if there is none
+    /// after a minute (the livelock went unseen: without a bound the ranks would spin on).
+    fn run_stuck(model: Stuck) -> Vec<String> {
+        let shared = Shared::new("stuck", 2, Box::new(model));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for rank in 0..2 {
+            let shared = shared.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut wire = EmuWire::new(rank, shared).unwrap();
+                let mut sent = rank == 1;
+                let e = loop {
+                    if !sent {
+                        match wire.try_send(1, FragKind::Eager { len: 8 }, &[0; 24], &[0; 8]) {
+                            Ok(ok) => sent = ok,
+                            Err(e) => break e,
+                        }
+                    }
+                    if let Err(e) = wire.poll(&mut |_, _| Ok(())) {
+                        break e;
+                    }
+                    if let Err(e) = wire.idle(1) {
+                        break e;
+                    }
+                };
+                drop(wire);
+                let _ = tx.send((rank, e.to_string()));
+            });
+        }
+        let mut errs = vec![String::new(); 2];
+        for _ in 0..2 {
+            let (rank, e) = rx
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("no error after a minute: the livelock went unseen");
+            errs[rank] = e;
+        }
+        errs
+    }
+
+    #[test]
+    fn a_retry_at_the_same_instant_is_a_livelock_at_once() {
+        let errs = run_stuck(Stuck {
+            every: 0,
+            refuse_offers: false,
+        });
+        assert!(
+            errs[1].starts_with(
+                "livelock: stuck: rank 1 has a frame from rank 0 (eager, 32 bytes) refused"
+            ) && errs[1].contains("no virtual time passes between tries"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn retries_for_ever_in_virtual_time_are_a_livelock() {
+        let errs = run_stuck(Stuck {
+            every: 1000,
+            refuse_offers: false,
+        });
+        assert!(
+            errs[1].starts_with(&format!(
+                "livelock: stuck: {LIVELOCK_FUTILE} refusals and retries in a row and no frame carried (rank 1 has a frame from rank 0"
+            )),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn refusals_for_ever_are_a_livelock() {
+        let errs = run_stuck(Stuck {
+            every: 1000,
+            refuse_offers: true,
+        });
+        assert!(
+            errs[0].contains("refusals and retries in a row and no frame carried (rank 0 waits to send to rank 1: room that never comes)"),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn free_from_finds_the_first_return_that_makes_room() {
+        let sched = Scheduler::new(1);
+        let mut w = World { sched: &sched };
+        let mut c = Credits::new(2);
+        assert_eq!(c.free_from(2, 0), Some(0));
+        assert!(c.take(2, 0));
+        c.give_back(&mut w, 1, 100);
+        c.give_back(&mut w, 1, 300);
+        assert_eq!(c.free_from(1, 0), Some(100));
+        assert_eq!(c.free_from(2, 0), Some(300));
+        assert_eq!(c.free_from(2, 150), Some(300));
+        assert_eq!(c.free_from(1, 200), Some(200));
+        assert_eq!(c.free_from(3, 0), None);
     }
 
     #[test]

@@ -43,6 +43,23 @@ pub fn summary() -> &'static str {
     &card().summary
 }
 
+/// Whether the card's values can carry every message (see rapidio.md, "Values that cannot
+/// carry a message"): a common-queue message has room for data after the MPI header. A common
+/// queue of one entry and one dedicated queue can: a message of more entries streams through
+/// the queue, and transfers wait their turn for a dedicated one.
+pub fn check(s: &Settings) -> std::result::Result<(), String> {
+    let message = s.size("rapidio.segment_bytes") * s.int("rapidio.message_segments") as u64;
+    if s.size("rapidio.message_header") >= message {
+        return Err(format!(
+            "{} leaves no room for data in a message of {message} bytes ({} x {}): rapidio.message_header must be smaller than rapidio.segment_bytes x rapidio.message_segments",
+            super::shown(s, "rapidio.message_header"),
+            super::shown(s, "rapidio.segment_bytes"),
+            super::shown(s, "rapidio.message_segments")
+        ));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 struct Params {
     link_mbps: f64,
@@ -97,6 +114,7 @@ pub struct RapidIo {
 
 impl RapidIo {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
+        check(s).map_err(crate::error::TransportError::Config)?;
         let segment = s.size("rapidio.segment_bytes");
         let p = Params {
             link_mbps: s.float("rapidio.link_mbps"),
@@ -119,11 +137,6 @@ impl RapidIo {
             doorbell: ns(s.float("rapidio.doorbell_ns")),
             common_entries: s.int("rapidio.common_queue_entries") as u64,
         };
-        if p.header >= p.message {
-            return Err(crate::error::TransportError::Config(
-                "rapidio.message_header must be smaller than a message".into(),
-            ));
-        }
         let cq = p.common_entries;
         Ok(Box::new(RapidIo {
             out_port: vec![Resource::default(); n],
@@ -390,8 +403,51 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     replaces: &[],
     ignores: crate::fabric::EMULATED_IGNORES,
     check_ranks: crate::fabric::any_ranks,
+    check_settings: check,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
     connect,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulated::test_settings;
+
+    #[test]
+    fn the_smallest_queues_carry_messages() {
+        for set in [
+            ("rapidio.common_queue_entries", "1"),
+            ("rapidio.dedicated_queues", "1"),
+            ("rapidio.dq_ring_entries", "1"),
+            ("rapidio.message_segments", "1"),
+        ] {
+            check(&test_settings(&[set])).unwrap_or_else(|e| panic!("{set:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn a_header_filling_the_message_is_refused() {
+        let card = [
+            ("rapidio.segment_bytes", "8"),
+            ("rapidio.message_segments", "2"),
+            ("rapidio.message_header", "16"),
+        ];
+        let e = check(&test_settings(&card)).unwrap_err();
+        assert!(
+            e.starts_with("rapidio.message_header=16 ")
+                && e.contains("rapidio.segment_bytes=8 ")
+                && e.contains("rapidio.message_segments=2"),
+            "{e}"
+        );
+        let e = RapidIo::build(&test_settings(&card), 2).err().unwrap();
+        assert!(e.to_string().contains("rapidio.message_header"), "{e}");
+        check(&test_settings(&[
+            ("rapidio.segment_bytes", "8"),
+            ("rapidio.message_segments", "3"),
+            ("rapidio.message_header", "16"),
+        ]))
+        .unwrap();
+    }
+}

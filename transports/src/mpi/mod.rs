@@ -537,6 +537,7 @@ pub const FABRIC: FabricDef = FabricDef {
     replaces: &[],
     ignores: &[],
     check_ranks: crate::fabric::any_ranks,
+    check_settings: crate::fabric::settings_independent,
     launch: Launch::Launcher(launch_command),
     cleanup: crate::fabric::nothing_to_clean,
     library: library_version,

@@ -57,6 +57,7 @@ pub const FABRIC: FabricDef = FabricDef {
     replaces: &[],
     ignores: &[],
     check_ranks: crate::fabric::any_ranks,
+    check_settings: crate::fabric::settings_independent,
     launch: Launch::Processes,
     // Whatever happened to a job, none of its segments may outlive it.
     cleanup: |job| {

@@ -152,6 +152,7 @@ fn ranks_of_one_node_share_its_nic() {
 
 #[test]
 fn inconsistent_cards_are_refused_naming_the_parameter() {
+    (FABRIC.check_settings)(&settings(&[])).unwrap();
     for (card, names) in [
         (vec![("loggp.s1.from", "8")], "loggp.s1.from"),
         (
@@ -169,5 +170,7 @@ fn inconsistent_cards_are_refused_naming_the_parameter() {
             Err(e) => e.to_string(),
         };
         assert!(e.contains(names), "{card:?}: {e}");
+        // The same refusal before a run, through the fabric's settings check.
+        assert_eq!((FABRIC.check_settings)(&settings(&card)), Err(e));
     }
 }
