@@ -296,6 +296,10 @@ pub struct Point {
     /// kernels): None when the suite does not measure it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Split>,
+    /// Untimed warm-up iterations run before the samples (the value in force: OSU's rule
+    /// or `-x`); None where the suite has no warm-up or the point predates this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u64>,
 }
 
 /// Each sample's time divided between computing and communicating, as the mean over ranks of
@@ -346,6 +350,7 @@ impl Point {
             .into_iter()
             .map(|(m, ns)| {
                 let part = Point {
+                    warmup: None,
                     samples_ns: ns.clone(),
                     metrics: vec![m.clone()],
                     split: None,
@@ -430,6 +435,7 @@ mod tests {
 
     fn point(metric: Metric, samples_ns: Vec<u64>) -> Point {
         Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![metric],
             samples_ns,

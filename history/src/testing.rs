@@ -63,6 +63,7 @@ pub(crate) fn latency_run(id: &str, start: &str, us: f64) -> Run {
             points: [1, 8]
                 .into_iter()
                 .map(|size| Point {
+                    warmup: None,
                     key: PointKey::size(size),
                     metrics: vec![Metric::latency_us(2.0)],
                     samples_ns: vec![ns; 4],

@@ -345,6 +345,7 @@ fn kernel_runs(dir: &Path) -> Vec<PathBuf> {
             validation: false,
         };
         s.points = vec![Point {
+            warmup: None,
             key: PointKey::params([("class", "S".to_string()), ("kernel", "ep".to_string())]),
             metrics: vec![metric.clone()],
             samples_ns: vec![(secs * 1e9) as u64; 3],

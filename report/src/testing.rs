@@ -21,6 +21,7 @@ pub fn run(id: &str, fabrics: &[&str], points: &[P<'_>]) -> Run {
     let mut series: Vec<Series> = Vec::new();
     for (suite, fabric, key, us) in points {
         let point = Point {
+            warmup: None,
             key: key.clone(),
             metrics: vec![Metric::latency_us(1.0)],
             samples_ns: vec![(us * 1000.0).round() as u64],

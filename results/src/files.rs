@@ -295,6 +295,7 @@ mod tests {
         let empty = run(vec![]);
         let summary = &SummaryCsv.export(&empty).unwrap()[0].1;
         let one = run(vec![Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![100],
@@ -318,6 +319,7 @@ mod tests {
     #[test]
     fn a_journal_of_points_reads_as_the_exported_file() {
         let point = |size, ns: Vec<u64>| Point {
+            warmup: None,
             key: PointKey::size(size),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: ns,

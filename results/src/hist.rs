@@ -251,6 +251,7 @@ mod tests {
 
     fn point(samples: Vec<u64>) -> Point {
         Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: samples,

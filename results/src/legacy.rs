@@ -102,6 +102,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
             let points = sizes
                 .iter()
                 .map(|(size, ns)| Point {
+                    warmup: None,
                     key: PointKey::size(*size),
                     metrics: vec![if bytes == 0 {
                         Metric::latency_us(2.0)

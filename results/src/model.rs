@@ -306,6 +306,7 @@ mod tests {
     #[test]
     fn a_record_per_point_and_metric() {
         let p = Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(8.0)],
             samples_ns: vec![1000, 3000],

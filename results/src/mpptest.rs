@@ -481,6 +481,7 @@ mod tests {
 
     fn point(len: u64, samples_ns: Vec<u64>, batches: Vec<u64>) -> Point {
         Point {
+            warmup: None,
             key: PointKey::size(len),
             metrics: vec![time_metric(), rate_metric(len, "MB/s")],
             samples_ns,

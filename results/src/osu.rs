@@ -288,6 +288,7 @@ mod tests {
             "\n# OSU MPI Latency Test v7.4\n# Datatype: MPI_CHAR.\n# fabbench\n# Size         Avg Latency(us)\n"
         );
         let p = Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300, 340],
@@ -322,6 +323,7 @@ mod tests {
         );
         assert!(h.ends_with("# Size        Bandwidth (MB/s)   P50 Tail BW(MB/s)   P90 Tail BW(MB/s)   P99 Tail BW(MB/s)\n"), "{h}");
         let p = Point {
+            warmup: None,
             key: PointKey::size(1024),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: (1..=100).map(|i| i * 20).collect(),
@@ -348,6 +350,7 @@ mod tests {
             "{h:?}"
         );
         let p = Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns: vec![300],

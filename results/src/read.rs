@@ -86,6 +86,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
                 });
             }
             points.push(Point {
+                warmup: None,
                 key: p.key,
                 metrics: p.metrics,
                 samples_ns: got,

@@ -66,6 +66,7 @@ pub(crate) fn testing_run(suite: &str, fabric: &str, ranks: usize, kernels: &[(&
                 .map(|(k, secs)| {
                     let ns = (secs * 1e9) as u64;
                     Point {
+                        warmup: None,
                         key: PointKey::params([
                             ("class", "S".to_string()),
                             ("kernel", k.to_string()),

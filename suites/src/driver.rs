@@ -146,6 +146,7 @@ fn point<B: Bench>(
         report.note(&n)?;
     }
     Ok(Some(Point {
+        warmup: None,
         key: key.clone(),
         metrics: m.metrics,
         samples_ns,

@@ -9,6 +9,7 @@ use crate::rule::Verdict;
 
 fn osu(samples: &[u64], size: u64) -> Point {
     Point {
+        warmup: None,
         key: PointKey::size(size),
         metrics: vec![Metric::latency_us(2.0)],
         samples_ns: samples.to_vec(),
@@ -165,6 +166,7 @@ fn measured_series_are_compared_statistically_and_reproducibly() {
 #[test]
 fn host_timed_compute_is_not_exact_and_its_split_is_compared() {
     let kernel = |compute: u64| Point {
+        warmup: None,
         key: PointKey::params([("class", "S".to_string()), ("kernel", "cg".to_string())]),
         metrics: vec![Metric {
             name: "time".into(),

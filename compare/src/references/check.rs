@@ -182,6 +182,7 @@ pub(crate) mod tests {
     /// size 64 at 3 us.
     pub(crate) fn run() -> Run {
         let point = |size: u64, samples_ns: Vec<u64>| Point {
+            warmup: None,
             key: PointKey::size(size),
             metrics: vec![Metric::latency_us(2.0)],
             samples_ns,

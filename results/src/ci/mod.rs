@@ -126,6 +126,7 @@ pub(crate) mod tests {
             points: sizes
                 .iter()
                 .map(|&size| Point {
+                    warmup: None,
                     key: PointKey::size(size),
                     metrics: vec![metric.clone()],
                     samples_ns: samples.iter().map(|s| s * (size + 1)).collect(),

@@ -146,6 +146,7 @@ mod tests {
     fn run(l: MpptestLayout) -> Run {
         let points = (0..4u64)
             .map(|k| Point {
+                warmup: None,
                 key: PointKey::size(k * 1024),
                 metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(k as f64)],
                 samples_ns: vec![1000 + k * 500],

@@ -358,6 +358,7 @@ impl Sampler for MinOfAverages {
                 samples.extend(s);
             }
             points.push(Point {
+                warmup: None,
                 key: PointKey::size(e.size),
                 metrics: done[first].metrics.clone(),
                 samples_ns: samples,
@@ -400,6 +401,7 @@ mod tests {
             let n: u64 = k.params[N_AVG].parse().unwrap();
             let t = time(k.size.unwrap(), done.len());
             done.push(Point {
+                warmup: None,
                 key: k,
                 metrics: vec![Metric::latency_us(2.0)],
                 samples_ns: vec![t; n as usize],
@@ -511,6 +513,7 @@ mod tests {
         let mut done = Vec::new();
         while let Some(k) = s.next(&done) {
             done.push(Point {
+                warmup: None,
                 key: k,
                 metrics: vec![Metric::latency_us(2.0)],
                 samples_ns: vec![1000; 5],
