@@ -16,24 +16,18 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 
 use crate::exporter::Exporter;
+use crate::hdr::{java_fixed, mean, stdev};
+pub use crate::hdr::{percentile_distribution, PercentileRow};
 use crate::model::Run;
 use crate::ResultsError;
 
-const SIGFIG: u8 = 3;
-/// One hour in nanoseconds: far above any sample, and below i64::MAX as Java readers need.
-const HIGHEST: u64 = 3_600_000_000_000;
 /// `.hgrm` values are printed in microseconds.
 const HGRM_RATIO: f64 = 1e3;
 
 /// The histogram of a point's samples in nanoseconds of the reported quantity (its headline
 /// metric's: a round trip halved for one-way latency).
 pub fn histogram_of(point: &Point) -> Histogram<u64> {
-    let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST, SIGFIG).expect("valid bounds");
-    let m = point.metric();
-    for &s in &point.samples_ns {
-        h.saturating_record(m.sample_duration_ns(s).round() as u64);
-    }
-    h
+    crate::hdr::histogram(&point.samples_ns, point.metric())
 }
 
 /// What a point's histogram holds, for the log's comment line.
@@ -60,96 +54,37 @@ fn sub_bucket_count(sigfig: u8) -> u64 {
     largest.next_power_of_two()
 }
 
-/// One row of a percentile distribution.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PercentileRow {
-    /// The highest value equivalent to the bucket reached.
-    pub value: u64,
-    /// The percentile level reached, 0 to 100.
-    pub percentile: f64,
-    /// Samples at or below `value`.
-    pub total: u64,
-    /// The closing 100 % row (which has no 1/(1-p)).
-    pub last: bool,
-}
-
-/// The rows of HdrHistogram's percentile distribution, stepped exactly as Java's
-/// `PercentileIterator` steps: levels in percent, `ticks_per_half_distance` steps per halving
-/// of the distance to 100 %, a level reached when `100 * count / total >= level`, one row at
-/// the last recorded value and then a closing row at 100 %. The Rust crate's quantile
-/// iterator steps in fractions, whose rounding (0.1 added six times exceeds 0.6) misses a
-/// level that a count reaches exactly, so its rows differ from Java's at such boundaries.
-pub fn percentile_distribution(
-    h: &Histogram<u64>,
-    ticks_per_half_distance: u32,
-) -> Vec<PercentileRow> {
-    let total = h.len();
-    let mut rows = Vec::new();
-    if total == 0 {
-        return rows;
-    }
-    let mut level = 0.0f64;
-    let mut last_value = 0;
-    let mut cumulative = 0u64;
-    for v in h.iter_recorded() {
-        cumulative += v.count_at_value();
-        last_value = v.value_iterated_to();
-        let reached = 100.0 * cumulative as f64 / total as f64;
-        while reached >= level {
-            rows.push(PercentileRow {
-                value: v.value_iterated_to(),
-                percentile: level,
-                total: cumulative,
-                last: false,
-            });
-            // Java's `incrementIterationLevel`.
-            let halvings = (100.0 / (100.0 - level)).log2() as u32;
-            let ticks = u64::from(ticks_per_half_distance) * (1u64 << (halvings + 1));
-            level += 100.0 / ticks as f64;
-            // Java's iterator stops once the count reaches the total: one row there.
-            if cumulative == total {
-                break;
-            }
-        }
-        if cumulative == total {
-            break;
-        }
-    }
-    rows.push(PercentileRow {
-        value: last_value,
-        percentile: 100.0,
-        total,
-        last: true,
-    });
-    rows
-}
-
-/// The percentile distribution text, as Java's `outputPercentileDistribution(ps, 5, ratio)`.
+/// The percentile distribution text, byte for byte as Java's
+/// `outputPercentileDistribution(ps, 5, ratio)` prints it: its rows
+/// ([`percentile_distribution`]), its `getMean`/`getStdDeviation`, and its `%.Nf` rounding
+/// ([`java_fixed`]).
 pub fn hgrm(h: &Histogram<u64>, ratio: f64) -> String {
     let sig = h.sigfig() as usize;
+    let f = |x: f64, decimals: usize, width: usize| format!("{:>width$}", java_fixed(x, decimals));
     let mut out = format!(
         "{:>12} {:>14} {:>10} {:>14}\n\n",
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     );
     for row in percentile_distribution(h, 5) {
-        let value = row.value as f64 / ratio;
+        let value = f(row.value as f64 / ratio, sig, 12);
         let q = row.percentile / 100.0;
         let total = row.total;
-        if row.last {
-            out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10}\n"));
+        // Java picks the closing line's format by the level, not by the row's place.
+        if row.percentile != 100.0 {
+            let inv = f(1.0 / (1.0 - q), 2, 14);
+            out.push_str(&format!("{value} {} {total:10} {inv}\n", f(q, 12, 2)));
         } else {
-            let inv = 1.0 / (1.0 - q);
-            out.push_str(&format!("{value:12.sig$} {q:2.12} {total:10} {inv:14.2}\n"));
+            out.push_str(&format!("{value} {} {total:10}\n", f(q, 12, 2)));
         }
     }
     out.push_str(&format!(
-        "#[Mean    = {:12.sig$}, StdDeviation   = {:12.sig$}]\n",
-        h.mean() / ratio,
-        h.stdev() / ratio
+        "#[Mean    = {}, StdDeviation   = {}]\n",
+        f(mean(h) / ratio, sig, 12),
+        f(stdev(h) / ratio, sig, 12)
     ));
     out.push_str(&format!(
-        "#[Max     = {:12.sig$}, Total count    = {:12}]\n",
-        h.max() as f64 / ratio,
+        "#[Max     = {}, Total count    = {:12}]\n",
+        f(h.max() as f64 / ratio, sig, 12),
         h.len()
     ));
     out.push_str(&format!(
@@ -225,25 +160,6 @@ impl Exporter for Histograms {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_level_reached_exactly_is_reported_there_as_java_does() {
-        // 200 values, 1..=200: 60 % is reached exactly at the 120th, which is where Java's
-        // iterator reports it (the quantile iterator's 0.6000000000000001 wanted the 121st).
-        let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST, SIGFIG).unwrap();
-        for v in 1..=200u64 {
-            h.record(v).unwrap();
-        }
-        let rows = percentile_distribution(&h, 5);
-        let at60 = rows.iter().find(|r| r.percentile == 60.0).unwrap();
-        assert_eq!((at60.value, at60.total), (120, 120));
-        // One row at the last value, then the closing 100 % row.
-        let n = rows.len();
-        assert_eq!(rows[n - 1].percentile, 100.0);
-        assert!(rows[n - 1].last && !rows[n - 2].last);
-        assert_eq!(rows[n - 2].total, 200);
-        assert!(rows[n - 3].total < 200);
-    }
-
     use super::*;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
@@ -303,6 +219,33 @@ mod tests {
             "#[Max     =      100.031, Total count    =          100]"
         );
         assert!(lines[lines.len() - 1].ends_with("SubBuckets     =         2048]"));
+    }
+
+    #[test]
+    fn hgrm_rows_are_the_ones_java_prints() {
+        // 20 values, 1..=20 ns. Java's outputPercentileDistribution(ps, 5, 1000.0) prints, at
+        // 65 % (13 of 20 exactly), "       0.013 0.650000000000         13           2.86",
+        // and closes with "       0.020 1.000000000000         20" (HdrHistogram 2.1.11).
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=20u64 {
+            h.record(v).unwrap();
+        }
+        let text = hgrm(&h, 1e3);
+        assert!(
+            text.contains("\n       0.013 0.650000000000         13           2.86\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n       0.020 1.000000000000         20\n#[Mean"));
+        assert!(text.contains("#[Mean    =        0.011, StdDeviation   =        0.006]"));
+        // 10000 values: a level of 99.97802734375 % is printed as Java rounds it (half up of
+        // the shortest digits), 0.999780273438, not as Rust's {:.12} does (0.999780273437).
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v).unwrap();
+        }
+        let text = hgrm(&h, 1e3);
+        assert!(text.contains(" 0.999780273438 "), "{text}");
+        assert!(!text.contains(" 0.999780273437 "), "{text}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod error;
 pub mod export;
 pub mod exporter;
 pub mod files;
+pub mod hdr;
 pub mod hist;
 pub mod legacy;
 pub mod model;
