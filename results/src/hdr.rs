@@ -48,11 +48,22 @@ pub fn value_at_percentile(h: &Histogram<u64>, percentile: f64) -> u64 {
     0
 }
 
-/// summary.csv's p50, p90, p99 and p99.9 of `metric` over `samples_ns`, in the metric's unit,
-/// for time metrics: Java's [`value_at_percentile`] of the metric's [`histogram`] (the values
-/// the `.hgrm` rows and HdrHistogram's tools give). `None` for rate metrics (whose histogram
-/// holds times, not rates) and for no samples.
-pub fn time_percentiles(samples_ns: &[u64], metric: &Metric) -> Option<[f64; 4]> {
+/// What HdrHistogram reports of a time metric, in the metric's unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeStats {
+    /// Java's [`value_at_percentile`] at 50, 90, 99 and 99.9 %.
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    /// Java's `getMaxValue`: the highest value equivalent to the largest sample's bucket.
+    pub max: f64,
+}
+
+/// What HdrHistogram reports of `metric` over `samples_ns` (its [`histogram`]), in the
+/// metric's unit: the values the `.hgrm` rows, their `Max` line and HdrHistogram's own tools
+/// give. `None` for rate metrics (whose histogram holds times, not rates) and for no samples.
+pub fn time_stats(samples_ns: &[u64], metric: &Metric) -> Option<TimeStats> {
     let Derivation::Time { unit_ns, .. } = metric.derive else {
         return None;
     };
@@ -60,7 +71,14 @@ pub fn time_percentiles(samples_ns: &[u64], metric: &Metric) -> Option<[f64; 4]>
         return None;
     }
     let h = histogram(samples_ns, metric);
-    Some([50.0, 90.0, 99.0, 99.9].map(|p| value_at_percentile(&h, p) as f64 / unit_ns))
+    let at = |p: f64| value_at_percentile(&h, p) as f64 / unit_ns;
+    Some(TimeStats {
+        p50: at(50.0),
+        p90: at(90.0),
+        p99: at(99.0),
+        p999: at(99.9),
+        max: h.max() as f64 / unit_ns,
+    })
 }
 
 /// One row of a percentile distribution.
@@ -303,13 +321,15 @@ mod tests {
     }
 
     #[test]
-    fn time_percentiles_are_in_the_metrics_unit() {
-        // Round trips of 231 ns are one-way 115.5 ns, recorded as 116 ns: 0.116 us.
+    fn time_stats_are_in_the_metrics_unit() {
+        // Round trips of 231 ns are one-way 115.5 ns, recorded as 116 ns: 0.116 us. A 10 us
+        // round trip is 5000 ns one way, in the bucket 5000..=5003.
         let m = Metric::latency_us(2.0);
-        // 10 us round trips are 5000 ns one way, in the bucket 5000..=5003.
-        let p = time_percentiles(&[231, 231, 231, 10_000], &m).unwrap();
-        assert_eq!(p, [0.116, 5.003, 5.003, 5.003]);
-        assert!(time_percentiles(&[], &m).is_none());
+        let s = time_stats(&[231, 231, 231, 10_000], &m).unwrap();
+        assert_eq!((s.p50, s.p90, s.p99, s.p999), (0.116, 5.003, 5.003, 5.003));
+        assert_eq!(s.max, 5.003);
+        assert!(time_stats(&[], &m).is_none());
+        assert!(time_stats(&[1000], &Metric::bandwidth_mbs(8.0)).is_none());
     }
 
     #[test]

@@ -9,6 +9,8 @@ use bench_core::measure::{Layout, Metric, Point, PointKey};
 use bench_core::stats::Summary;
 use serde::{Deserialize, Serialize};
 
+use crate::hdr;
+
 /// The version of the run-directory layout this crate writes. Runs written before versions
 /// existed read as version 0 ([`crate::legacy`]).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -219,6 +221,19 @@ impl Record {
     }
 }
 
+/// `metric` over `point`'s samples. Count, min, mean and deviation are exact. Percentiles
+/// follow HdrHistogram's rule, the nearest rank ⌈p·n/100⌉: for time metrics they are the
+/// values Java's `getValueAtPercentile` gives on the metric's histogram, as the `.hgrm` rows
+/// and HdrHistogram's tools report them, and max is the histogram's too (so no percentile
+/// exceeds it); for rates they are the ranked samples themselves.
+fn summary(point: &Point, metric: &Metric) -> Option<Summary> {
+    let mut st = Summary::of(&point.values_of(metric))?;
+    if let Some(h) = hdr::time_stats(&point.samples_ns, metric) {
+        (st.p50, st.p90, st.p99, st.p999, st.max) = (h.p50, h.p90, h.p99, h.p999, h.max);
+    }
+    Some(st)
+}
+
 impl Series {
     /// One record per point and metric, then, for points that split their time, one for
     /// compute and one for communication time.
@@ -226,12 +241,12 @@ impl Series {
         let mut out = Vec::new();
         for p in &self.points {
             for m in &p.metrics {
-                if let Some(st) = Summary::of(&p.values_of(m)) {
+                if let Some(st) = summary(p, m) {
                     out.push(Record::of(self, p, m, st));
                 }
             }
             for (m, part) in p.split_parts() {
-                if let Some(st) = Summary::of(&part.values()) {
+                if let Some(st) = summary(&part, &m) {
                     out.push(Record::of(self, &part, &m, st));
                 }
             }
@@ -338,5 +353,52 @@ mod tests {
         assert_eq!(r[1].value, 4.0); // 16 bytes in 4 us
         assert_eq!(r[0].validation, "pass");
         assert_eq!(r[0].size, Some(8));
+    }
+
+    #[test]
+    fn time_percentiles_are_the_ones_hdrhistogram_reports() {
+        // Round trips 2 ns .. 40 ns: one-way 1 .. 20 ns, 20 samples. Java's
+        // getValueAtPercentile on that histogram gives 10 ns at 50 %, 18 at 90 %, 20 at 99 %
+        // and 99.9 % (the .hgrm rows at those levels say the same).
+        let mut samples: Vec<u64> = (1..=20).map(|i| 2 * i).collect();
+        // Round trips of 4001 and 40001 ns: one-way 2000.5 ns (recorded as 2001, exact
+        // below 2048) and 20000.5 ns (recorded as 20001, in the bucket 20000..=20015).
+        samples[18] = 4001;
+        samples[19] = 40_001;
+        let p = Point {
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(8.0)],
+            samples_ns: samples,
+            validated: None,
+            batches: Vec::new(),
+            split: None,
+        };
+        let s = Series {
+            suite: "x".into(),
+            fabric: "shm".into(),
+            emulated: false,
+            ranks: 2,
+            layout: Layout::Osu {
+                title: "t".into(),
+                column: "c".into(),
+                tail: false,
+                validation: false,
+            },
+            points: vec![p],
+            notes: Vec::new(),
+        };
+        let r = s.records();
+        let l = &r[0];
+        assert_eq!(
+            (l.p50, l.p90, l.p99, l.p99_9),
+            (0.01, 0.018, 20.015, 20.015)
+        );
+        // Max is the histogram's (Java's getMaxValue), min stays exact.
+        assert_eq!((l.min, l.max), (0.001, 20.015));
+        // Rates: the nearest-rank sample itself. 90 % of 20 is the 18th lowest rate: 8 bytes
+        // in the third shortest time, 6 ns.
+        let b = &r[1];
+        assert_eq!(b.p90, 8.0 / 6.0 * (1e9 / 1e6));
+        assert_eq!(b.max, 8.0 / 2.0 * (1e9 / 1e6));
     }
 }

@@ -144,13 +144,14 @@ mod tests {
     fn an_entry_carries_the_headline_its_spread_and_its_percentiles() {
         let e = entries(&run());
         let lat = &e.smaller[0];
-        // samples 1.0, 1.2, 1.1, 5.0 us: mean 2.075, sample stddev 1.95
+        // samples 1.0, 1.2, 1.1, 5.0 us: mean 2.075, sample stddev 1.95; p99 and max are
+        // summary.csv's, at histogram resolution (5000 ns is in the bucket 5000..=5003)
         assert_eq!(lat.unit, "us");
         assert_eq!(lat.value, 2.075);
         assert_eq!(lat.range.as_deref(), Some("±1.95171"));
         assert_eq!(
             lat.extra.as_deref(),
-            Some("samples: 4\nmin: 1 us\np50: 1.1 us\np99: 5 us\nmax: 5 us")
+            Some("samples: 4\nmin: 1 us\np50: 1.1 us\np99: 5.003 us\nmax: 5.003 us")
         );
         let json = serde_json::to_value(lat).unwrap();
         let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
