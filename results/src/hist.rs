@@ -8,11 +8,12 @@
 //! scaled to microseconds.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
 
 use bench_core::measure::{Derivation, Point, PointKey};
-use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use crate::exporter::Exporter;
@@ -23,6 +24,9 @@ use crate::ResultsError;
 
 /// `.hgrm` values are printed in microseconds.
 const HGRM_RATIO: f64 = 1e3;
+/// Java's `HistogramLogWriter` divides an interval's maximum by this unless told otherwise
+/// (`outputIntervalHistogram(start, end, histogram)`): nanoseconds print as milliseconds.
+const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 
 /// The histogram of a point's samples in nanoseconds of the reported quantity (its headline
 /// metric's: a round trip halved for one-way latency).
@@ -95,30 +99,62 @@ pub fn hgrm(h: &Histogram<u64>, ratio: f64) -> String {
     out
 }
 
-/// An interval log holding one histogram covering the point's whole measurement.
+/// Java's `Date.toString()` of `t` in UTC: `Thu Nov 26 23:59:42 UTC 2026`.
+fn java_date(t: SystemTime) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    // 2026-11-26T23:59:42Z
+    let iso = humantime::format_rfc3339_seconds(t).to_string();
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let month: usize = iso[5..7].parse().unwrap_or(1);
+    format!(
+        "{} {} {} {} UTC {}",
+        DAYS[(secs / 86_400 % 7) as usize],
+        MONTHS[month - 1],
+        &iso[8..10],
+        &iso[11..19],
+        &iso[0..4]
+    )
+}
+
+/// An interval log holding one histogram covering the point's whole measurement, line for line
+/// as Java's `HistogramLogWriter` writes one: the comment, the format version, the run's start
+/// as `StartTime` (with Java's date) and `BaseTime` when it is known, the legend, and the
+/// interval (starting at the BaseTime, `measured` long) with its maximum divided by Java's
+/// default `maxValueUnitRatio`, 10^6 (nanoseconds to milliseconds), numbers to 3 decimals
+/// rounded as Java rounds them.
 pub fn hlog(
     h: &Histogram<u64>,
     comment: &str,
+    start: Option<SystemTime>,
     measured: Duration,
 ) -> Result<Vec<u8>, ResultsError> {
-    let mut out = Vec::new();
-    // The Rust writer omits the version and legend lines other readers expect: write them here
-    // and let it write only the intervals.
-    out.extend_from_slice(format!("#{comment}\n").as_bytes());
-    out.extend_from_slice(b"#[Histogram log format version 1.3]\n");
-    out.extend_from_slice(b"#[StartTime: 0.000 (seconds since epoch)]\n");
-    out.extend_from_slice(
-        b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
-    );
-    let mut ser = V2DeflateSerializer::new();
-    {
-        let mut w = IntervalLogWriterBuilder::new()
-            .begin_log_with(&mut out, &mut ser)
-            .map_err(|e| ResultsError::Format(e.to_string()))?;
-        w.write_histogram(h, Duration::ZERO, measured, None)
-            .map_err(|e| ResultsError::Format(format!("{e:?}")))?;
+    let mut out = format!("#{comment}\n#[Histogram log format version 1.3]\n");
+    if let Some(t) = start {
+        let ms = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let secs = java_fixed(ms as f64 / 1000.0, 3);
+        out.push_str(&format!(
+            "#[StartTime: {secs} (seconds since epoch), {}]\n#[BaseTime: {secs} (seconds since epoch)]\n",
+            java_date(t)
+        ));
     }
-    Ok(out)
+    out.push_str(
+        "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+    );
+    let mut encoded = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut encoded)
+        .map_err(|e| ResultsError::Format(format!("{e:?}")))?;
+    out.push_str(&format!(
+        "{},{},{},{}\n",
+        java_fixed(0.0, 3),
+        java_fixed(measured.as_secs_f64(), 3),
+        java_fixed(h.max() as f64 / MAX_VALUE_UNIT_RATIO, 3),
+        base64::engine::general_purpose::STANDARD.encode(&encoded)
+    ));
+    Ok(out.into_bytes())
 }
 
 /// `histograms/SUITE/FABRIC/KEY.hlog` and `.hgrm` for every point (KEY: [`key_stem`]).
@@ -126,6 +162,9 @@ pub struct Histograms;
 
 impl Exporter for Histograms {
     fn export(&self, run: &Run) -> Result<Vec<(PathBuf, Vec<u8>)>, ResultsError> {
+        // The run's start as its manifest records it (to the second); none for a manifest
+        // whose start is not RFC 3339.
+        let start = humantime::parse_rfc3339_weak(&run.manifest.start_time).ok();
         let mut files = Vec::new();
         for s in &run.series {
             for p in &s.points {
@@ -146,7 +185,7 @@ impl Exporter for Histograms {
                 let measured = Duration::from_nanos(p.samples_ns.iter().sum());
                 files.push((
                     dir.join(format!("{stem}.hlog")),
-                    hlog(&h, &comment, measured)?,
+                    hlog(&h, &comment, start, measured)?,
                 ));
                 files.push((
                     dir.join(format!("{stem}.hgrm")),
@@ -249,9 +288,59 @@ mod tests {
     }
 
     #[test]
+    fn hlog_lines_are_the_ones_javas_writer_writes() {
+        // Java's HistogramLogWriter (HdrHistogram 2.1.11, TZ=UTC), given outputComment("c"),
+        // outputLogFormatVersion(), outputStartTime(1795737582123), setBaseTime and
+        // outputBaseTime of the same, outputLegend() and outputIntervalHistogram(0.0, 1.5, h)
+        // for h holding 519000 and 1000 ns, writes these lines, the interval's maximum
+        // (519167 ns, the top of 519000's bucket) divided by its default 10^6:
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        h.record(519_000).unwrap();
+        h.record(1000).unwrap();
+        let start = UNIX_EPOCH + Duration::from_millis(1_795_737_582_123);
+        let bytes = hlog(&h, "c", Some(start), Duration::from_millis(1500)).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..5],
+            [
+                "#c",
+                "#[Histogram log format version 1.3]",
+                "#[StartTime: 1795737582.123 (seconds since epoch), Thu Nov 26 23:59:42 UTC 2026]",
+                "#[BaseTime: 1795737582.123 (seconds since epoch)]",
+                "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"",
+            ]
+        );
+        assert!(
+            lines[5].starts_with("0.000,1.500,0.519,HISTF"),
+            "{}",
+            lines[5]
+        );
+        assert_eq!(lines.len(), 6);
+        // The reader takes StartTime and BaseTime as the run's start.
+        let entries: Vec<LogEntry> = IntervalLogIterator::new(&bytes)
+            .map(|e| e.unwrap())
+            .collect();
+        let at = Duration::from_millis(1_795_737_582_123);
+        assert!(entries
+            .iter()
+            .any(|e| matches!(e, LogEntry::StartTime(t) if *t == at)));
+        assert!(entries
+            .iter()
+            .any(|e| matches!(e, LogEntry::BaseTime(t) if *t == at)));
+        // Without a known start neither line is written.
+        let text = String::from_utf8(hlog(&h, "c", None, Duration::ZERO).unwrap()).unwrap();
+        assert!(!text.contains("StartTime:") && !text.contains("BaseTime:"));
+        // Java's Date.toString of other days and months.
+        assert_eq!(java_date(UNIX_EPOCH), "Thu Jan 01 00:00:00 UTC 1970");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(java_date(leap), "Tue Feb 29 00:00:00 UTC 2000");
+    }
+
+    #[test]
     fn hlog_round_trips_through_the_reader() {
         let h = histogram_of(&point(vec![1000, 2000, 3000]));
-        let bytes = hlog(&h, "test", Duration::from_micros(6)).unwrap();
+        let bytes = hlog(&h, "test", None, Duration::from_micros(6)).unwrap();
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(text.contains("#[Histogram log format version 1.3]"));
         assert!(text.contains("\"StartTimestamp\",\"Interval_Length\""));
@@ -263,6 +352,7 @@ mod tests {
             .collect();
         assert_eq!(intervals.len(), 1);
         assert!(intervals[0].encoded_histogram().starts_with("HISTF"));
-        assert!((intervals[0].max() - 1500.0).abs() < 2.0);
+        // 1500 ns is 0.0015 ms, 0.002 to 3 decimals (Java rounds half up).
+        assert_eq!(intervals[0].max(), 0.002);
     }
 }
