@@ -121,6 +121,46 @@ fn the_osu_trio_validates_over_tcp_on_loopback() {
     }
 }
 
+/// Socket buffers as small as the tunables allow make tcp slower, never stuck: each piece of a
+/// message used to wait for a zero-window probe or a delayed ACK (200 ms and 40 ms), 418 ms one
+/// way at 16 KiB. The run's own timeout (no message completing for a second) is the bound, not
+/// a timing of the test.
+#[test]
+fn small_socket_buffers_are_slower_not_stuck() {
+    let _g = serial();
+    for buf in ["tcp.rcvbuf=4K", "tcp.sndbuf=4K"] {
+        let r = run(
+            "tcp-smallbuf",
+            &[
+                "run",
+                "osu_latency",
+                "--fabric",
+                "tcp",
+                "-m",
+                "4K:4M",
+                "-i",
+                "10",
+                "-x",
+                "2",
+                "-c",
+                "--set",
+                buf,
+                "--set",
+                "timeout=1s",
+            ],
+        );
+        r.ok();
+        let rows: Vec<String> = r
+            .stdout()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .map(String::from)
+            .collect();
+        assert_eq!(rows.len(), 11, "{buf}: {rows:?}");
+        assert!(rows.iter().all(|l| l.ends_with("Pass")), "{buf}: {rows:?}");
+    }
+}
+
 #[test]
 fn ranks_started_by_slurm_meet_through_a_tcp_bootstrap() {
     let _g = serial();

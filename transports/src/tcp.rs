@@ -4,10 +4,11 @@
 //! the bootstrap, connects to every lower rank and accepts every higher one. A connection opens
 //! with a hello carrying a per-job random token that rank 0 hands out through the bootstrap; a
 //! connection without the right token (or from an unexpected rank) is closed and logged, and
-//! set-up carries on. Then the sockets become nonblocking with TCP_NODELAY and are driven by the
-//! engine's progress: frames travel length-prefixed (u32, network order), written with writev,
-//! with what the kernel does not take kept in a bounded backlog; reads are parsed in place. A
-//! peer that closes its connection fails the next wait with its rank and address named.
+//! set-up carries on. Socket buffers (`tcp.sndbuf`, `tcp.rcvbuf`) are set before listen and
+//! connect (see `Buffers`). Then the sockets become nonblocking with TCP_NODELAY and are driven
+//! by the engine's progress: frames travel length-prefixed (u32, network order), written with
+//! writev, with what the kernel does not take kept in a bounded backlog; reads are parsed in
+//! place. A peer that closes its connection fails the next wait with its rank and address named.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use bench_core::bootstrap::{random_hex, Bootstrap};
 use bench_core::clock::{Clock, RealClock};
 use bench_core::tunables::{Def, Kind, Settings};
+use socket2::{Domain, Protocol as SockProto, SockRef, Socket, Type};
 
 use crate::error::{Result, TransportError};
 use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
@@ -90,6 +92,8 @@ pub struct TcpWire {
     clock: RealClock,
     rejected: u64,
     next_peer: usize,
+    /// Re-arm TCP_QUICKACK after every read that returned data (see `Buffers::quickack`).
+    quickack: bool,
 }
 
 /// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
@@ -167,15 +171,58 @@ fn check_hello(
     Ok(r)
 }
 
-fn set_buffers(sock: &TcpStream, snd: usize, rcv: usize) -> io::Result<()> {
-    use nix::sys::socket::{setsockopt, sockopt};
-    if snd > 0 {
-        setsockopt(sock, sockopt::SndBuf, &snd).map_err(io::Error::from)?;
+/// `tcp.sndbuf` and `tcp.rcvbuf` (0: the kernel's default and autotuning).
+///
+/// They are set on a socket before listen(2) or connect(2), as tcp(7) requires (the window
+/// scale is agreed in the handshake). A receive buffer shrunk on an open connection made the
+/// receiver advertise a zero window over and over (nstat's TCPToZeroWindowAdv), and each piece
+/// of a message waited on a TCP timer: on loopback with a 4 KiB receive buffer, 16 KiB one way
+/// took 418 ms set afterwards (a Python ping-pong: 135 ms), 55-60 us set before. Accepted
+/// sockets inherit the listener's buffers.
+#[derive(Clone, Copy)]
+struct Buffers {
+    snd: usize,
+    rcv: usize,
+}
+
+impl Buffers {
+    fn socket(self, addr: &SocketAddr) -> io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(*addr),
+            Type::STREAM,
+            Some(SockProto::TCP),
+        )?;
+        if self.snd > 0 {
+            sock.set_send_buffer_size(self.snd)?;
+        }
+        if self.rcv > 0 {
+            sock.set_recv_buffer_size(self.rcv)?;
+        }
+        Ok(sock)
     }
-    if rcv > 0 {
-        setsockopt(sock, sockopt::RcvBuf, &rcv).map_err(io::Error::from)?;
+
+    /// A small send buffer holds a segment or two, so the sender waits for each ACK, and a
+    /// receiver that delays its ACKs (40 ms and more) makes every piece of a large message wait
+    /// that long: 128 KiB one way took 80 ms on loopback with a 4 KiB send buffer (a plain
+    /// blocking ping-pong as well), 90 us with quick ACKs. Linux leaves quick-ACK mode on its
+    /// own, so the receiver re-arms it after each read; that costs a system call per read, paid
+    /// only when `tcp.sndbuf` is set (the tunables are the same on every rank).
+    fn quickack(self) -> bool {
+        self.snd > 0
     }
-    Ok(())
+
+    fn listen(self, addr: SocketAddr) -> io::Result<TcpListener> {
+        let sock = self.socket(&addr)?;
+        sock.bind(&addr.into())?;
+        sock.listen(128)?;
+        Ok(sock.into())
+    }
+
+    fn connect(self, addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        let sock = self.socket(addr)?;
+        sock.connect_timeout(&(*addr).into(), timeout)?;
+        Ok(sock.into())
+    }
 }
 
 impl TcpWire {
@@ -185,7 +232,12 @@ impl TcpWire {
         let timeout = s.duration("timeout");
         let connect_timeout = s.duration("tcp.connect_timeout");
         let ip = listen_ip(s.text("tcp.if"), boot)?;
-        let listener = TcpListener::bind(SocketAddr::new(ip, 0))
+        let bufs = Buffers {
+            snd: s.size("tcp.sndbuf") as usize,
+            rcv: s.size("tcp.rcvbuf") as usize,
+        };
+        let listener = bufs
+            .listen(SocketAddr::new(ip, 0))
             .map_err(|e| TransportError::Setup(format!("tcp: cannot listen on {ip}: {e}")))?;
         let local = listener
             .local_addr()
@@ -203,7 +255,7 @@ impl TcpWire {
             let addr: SocketAddr = a.parse().map_err(|_| {
                 TransportError::Setup(format!("tcp: rank {r} published address '{a}'"))
             })?;
-            let sock = dial(addr, r, &token, rank, size, connect_timeout)?;
+            let sock = dial(addr, r, &token, rank, size, connect_timeout, bufs)?;
             *slot = Some(Peer::new(sock, addr));
         }
         // Accept every higher rank, refusing anything else.
@@ -250,13 +302,10 @@ impl TcpWire {
             }
         }
         drop(listener);
-        let snd = s.size("tcp.sndbuf") as usize;
-        let rcv = s.size("tcp.rcvbuf") as usize;
         for p in peers.iter().flatten() {
             p.sock
                 .set_nonblocking(true)
                 .and_then(|_| p.sock.set_nodelay(true))
-                .and_then(|_| set_buffers(&p.sock, snd, rcv))
                 .map_err(|e| {
                     TransportError::Setup(format!("tcp: socket options for {}: {e}", p.addr))
                 })?;
@@ -269,6 +318,7 @@ impl TcpWire {
             clock: RealClock::new(),
             rejected,
             next_peer: 0,
+            quickack: bufs.quickack(),
         })
     }
 
@@ -307,6 +357,7 @@ fn dial(
     rank: usize,
     size: usize,
     timeout: Duration,
+    bufs: Buffers,
 ) -> Result<TcpStream> {
     let start = Instant::now();
     let fail = |why: String| {
@@ -316,7 +367,7 @@ fn dial(
     };
     loop {
         let left = timeout.saturating_sub(start.elapsed());
-        match TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(10))) {
+        match bufs.connect(&addr, left.max(Duration::from_millis(10))) {
             Ok(mut sock) => {
                 sock.set_read_timeout(Some(timeout))
                     .map_err(|e| fail(e.to_string()))?;
@@ -526,7 +577,13 @@ impl Wire for TcpWire {
                         p.closed = true;
                         0
                     }
-                    Ok(k) => k,
+                    Ok(k) => {
+                        if self.quickack {
+                            // Only a hint: a failure costs speed, never data.
+                            let _ = SockRef::from(&p.sock).set_tcp_quickack(true);
+                        }
+                        k
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(gone(peer, p.addr, format!("read failed: {e}"))),
