@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use crate::bootstrap::env;
 use crate::bootstrap::tcp::{Server, ServerEvent};
 
+/// How long a rank's failure waits for another rank killed by a signal to be reaped.
+const SIGNALLED_SETTLE: Duration = Duration::from_millis(250);
+
 /// What to run as each rank.
 #[derive(Debug, Clone)]
 pub struct RankCommand {
@@ -239,6 +242,30 @@ impl Job {
                 }
             }
         }
+        // A rank killed by a signal closes its sockets as it dies, before it can be reaped: a
+        // peer may see the connection drop, fail and exit first. Give the others a moment to
+        // be reaped too, so the killed one is named and not the peer that saw it go.
+        if !failures.is_empty() && failures.iter().all(|(_, st)| st.signal().is_none()) {
+            let deadline = Instant::now() + SIGNALLED_SETTLE;
+            while Instant::now() < deadline {
+                for (rank, slot) in self.children.iter_mut().enumerate() {
+                    if let Some(child) = slot {
+                        if let Ok(Some(status)) = child.try_wait() {
+                            *slot = None;
+                            if !status.success() {
+                                failures.push((rank, status));
+                            }
+                        }
+                    }
+                }
+                if failures.iter().any(|(_, st)| st.signal().is_some())
+                    || self.children.iter().all(Option::is_none)
+                {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+        }
         failures.sort_by_key(|(rank, st)| (st.signal().is_none(), *rank));
         if let Some(program) = &self.launcher {
             return failures
@@ -400,6 +427,22 @@ mod tests {
             })
         );
         assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
+    /// A killed rank's sockets close before it can be reaped, so the peer that saw the
+    /// connection drop may exit first: the killed rank is still the one named.
+    #[test]
+    fn a_killed_rank_is_named_even_when_a_peer_exits_first() {
+        let (r, _) = run(
+            "if [ \"$FABBENCH_RANK\" = 0 ]; then sleep 0.05; kill -9 $$; else exit 1; fi",
+            2,
+        );
+        match r {
+            Err(LaunchError::RankFailed { rank: 0, how, .. }) => {
+                assert_eq!(how, "was killed by signal 9 (SIGKILL)")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
