@@ -93,6 +93,34 @@ impl BootSpec {
             "--bootstrap {text}: use tcp://HOST:PORT (rank 0 serves it) or dir:PATH (a directory every rank sees)"
         )))
     }
+
+    /// Refuses a `dir:PATH` this host cannot use: PATH must be a directory, or a new one in a
+    /// directory that exists (fabbench creates that last level, never a whole tree: a missing
+    /// parent is a mistyped or unmounted path, and ranks creating it would never meet).
+    pub fn usable(self) -> Result<BootSpec, PlanError> {
+        if let BootSpec::Dir(path) = &self {
+            let shown = path.display();
+            if path.exists() {
+                if !path.is_dir() {
+                    return Err(PlanError(format!(
+                        "--bootstrap dir:{shown}: not a directory; give a directory every rank sees"
+                    )));
+                }
+            } else {
+                let parent = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => std::path::Path::new("."),
+                };
+                if !parent.is_dir() {
+                    return Err(PlanError(format!(
+                        "--bootstrap dir:{shown}: {} does not exist; give a directory every rank sees",
+                        parent.display()
+                    )));
+                }
+            }
+        }
+        Ok(self)
+    }
 }
 
 /// How a run's ranks start.
@@ -440,7 +468,7 @@ impl PlanBuilder {
                     )));
                 }
                 let boot = match &self.bootstrap {
-                    Some(b) => BootSpec::parse(b)?,
+                    Some(b) => BootSpec::parse(b)?.usable()?,
                     None => {
                         return Err(PlanError(format!(
                             "started by {} as rank {} of {}: give --bootstrap tcp://HOST:PORT (rank 0 serves it) or --bootstrap dir:PATH",

@@ -87,7 +87,8 @@ pub struct FabricDef {
     pub check_ranks: fn(n: usize) -> std::result::Result<(), String>,
     /// Whether the settings in force can carry a message at all (an emulated card whose values
     /// contradict each other or the engine's); the refusal in one line naming the parameters
-    /// and what is valid. Checked when a plan is built, before anything runs.
+    /// and what is valid; or settings this host cannot use (tcp.if). Checked when a plan is built,
+    /// before anything runs; every rank under mpirun or srun checks on its own host.
     pub check_settings: fn(&Settings) -> std::result::Result<(), String>,
     pub launch: Launch,
     /// Removes whatever a job with this id may have left behind (shared-memory segments),

@@ -100,26 +100,7 @@ pub struct TcpWire {
 /// address this rank reaches the bootstrap from.
 fn listen_ip(spec: &str, boot: &dyn Bootstrap) -> Result<IpAddr> {
     if spec != "auto" {
-        if let Ok(ip) = spec.parse::<IpAddr>() {
-            return Ok(ip);
-        }
-        let addrs = nix::ifaddrs::getifaddrs()
-            .map_err(|e| TransportError::Setup(format!("tcp: cannot list interfaces: {e}")))?;
-        let mut names = Vec::new();
-        for a in addrs {
-            if a.interface_name == spec {
-                if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
-                    return Ok(IpAddr::V4(sin.ip()));
-                }
-            }
-            if !names.contains(&a.interface_name) {
-                names.push(a.interface_name);
-            }
-        }
-        return Err(TransportError::Config(format!(
-            "tcp.if={spec}: no such interface with an IPv4 address; interfaces here: {}",
-            names.join(", ")
-        )));
+        return named_ip(spec).map_err(TransportError::Config);
     }
     if let Some(ip) = boot.local_ip() {
         return Ok(ip);
@@ -135,6 +116,36 @@ fn listen_ip(spec: &str, boot: &dyn Bootstrap) -> Result<IpAddr> {
         }
     }
     Ok(IpAddr::V4(Ipv4Addr::LOCALHOST))
+}
+
+/// `tcp.if` other than auto: a literal address, or the IPv4 address of the interface named.
+fn named_ip(spec: &str) -> std::result::Result<IpAddr, String> {
+    if let Ok(ip) = spec.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let addrs =
+        nix::ifaddrs::getifaddrs().map_err(|e| format!("tcp: cannot list interfaces: {e}"))?;
+    let mut valid = Vec::new();
+    for a in addrs {
+        if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
+            if a.interface_name == spec {
+                return Ok(IpAddr::V4(sin.ip()));
+            }
+            valid.push(format!("{} ({})", a.interface_name, sin.ip()));
+        }
+    }
+    Err(format!(
+        "tcp.if={spec}: no interface of that name with an IPv4 address here; valid: auto, an address, or one of {}",
+        valid.join(", ")
+    ))
+}
+
+/// Refuses a `tcp.if` this host does not have, before anything runs (bad input, not a failure).
+fn check_settings(s: &Settings) -> std::result::Result<(), String> {
+    match s.text("tcp.if") {
+        "auto" => Ok(()),
+        spec => named_ip(spec).map(|_| ()),
+    }
 }
 
 fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
@@ -731,7 +742,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     replaces: &[],
     ignores: &["single_copy", "single_copy_share"],
     check_ranks: crate::fabric::any_ranks,
-    check_settings: crate::fabric::settings_independent,
+    check_settings,
     launch: crate::fabric::Launch::Processes,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
