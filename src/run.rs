@@ -89,15 +89,18 @@ fn execute(args: RunArgs, matches: &ArgMatches, single: &Given, resume: Option<&
             return exit::USAGE;
         }
     };
-    let worker = matches!(&started, Started::External(e) if e.rank != 0);
+    // Under a launcher every rank refuses bad input with the same line, prefixed by its rank
+    // where that is not 0, since a launcher may show only some ranks' output.
+    let prefix = match &started {
+        Started::External(e) if e.rank != 0 => format!("rank {}: ", e.rank),
+        _ => String::new(),
+    };
     if let Some(counts) = args.ranks.as_ref().filter(|c| c.0.len() > 1) {
         if matches!(started, Started::External(_)) {
-            if !worker {
-                eprintln!(
-                    "error: -n {}: under mpirun or srun the launcher fixes the rank count; run once per count (give one -n or none)",
-                    list(&counts.0)
-                );
-            }
+            eprintln!(
+                "error: {prefix}-n {}: under mpirun or srun the launcher fixes the rank count; run once per count (give one -n or none)",
+                list(&counts.0)
+            );
             return exit::USAGE;
         }
         return crate::scaling::run(&args, matches, single, &counts.0);
@@ -105,10 +108,7 @@ fn execute(args: RunArgs, matches: &ArgMatches, single: &Given, resume: Option<&
     let plan = match plan(&args, matches, single, started, None, resume) {
         Ok(p) => p,
         Err(e) => {
-            // Under a launcher every rank refuses; one line from rank 0 is enough.
-            if !worker {
-                eprintln!("error: {e}");
-            }
+            eprintln!("error: {prefix}{e}");
             return exit::USAGE;
         }
     };

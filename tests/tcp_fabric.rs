@@ -362,7 +362,7 @@ fn rank_0_killed_is_named_not_the_peer_that_saw_it_go() {
     let _g = serial();
     for round in 0..6 {
         let out = scratch("tcp-kill0");
-        let mut child = Command::new(bin())
+        let child = Command::new(bin())
             .args([
                 "run", "osu_bw", "--fabric", "tcp", "-m", "64K:64K", "-i", "1000000", "--out",
             ])
@@ -402,13 +402,110 @@ fn a_rank_that_never_shows_up_is_named_within_the_timeout() {
     let (c0, _, e0) = finish(job.rank(0, "8"), Duration::from_secs(30));
     assert_eq!(c0, 1, "{e0}");
     assert!(start.elapsed() < Duration::from_secs(15));
-    assert!(e0.contains("rank 1"), "{e0}");
+    assert!(
+        e0.contains(&format!(
+            "rank 1 never arrived at the bootstrap on 127.0.0.1:{}",
+            job.port
+        )),
+        "{e0}"
+    );
+}
+
+/// Ranks other than 0 refuse bad input as rank 0 does: one line, their rank named, status 2.
+#[test]
+fn every_rank_refuses_bad_input_with_one_line() {
+    let _g = serial();
+    let args = [
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp",
+        "--bootstrap",
+        "tcp://127.0.0.1:1",
+        "-m",
+        "5:1",
+    ];
+    let (c1, _, e1) = finish(slurm_rank(1, 2, "11", &args), Duration::from_secs(10));
+    assert_eq!(c1, 2, "{e1}");
+    assert!(e1.starts_with("error: rank 1: -m 5:1"), "{e1}");
+    assert_eq!(e1.lines().count(), 1, "{e1}");
+    let (c0, _, e0) = finish(slurm_rank(0, 2, "11", &args), Duration::from_secs(10));
+    assert_eq!(c0, 2, "{e0}");
+    assert!(e0.starts_with("error: -m 5:1"), "{e0}");
+}
+
+/// A bootstrap directory under a parent that does not exist is bad input on every rank: it is
+/// not created, and nothing waits for ranks that could never meet there.
+#[test]
+fn a_bootstrap_directory_without_its_parent_is_refused() {
+    let _g = serial();
+    let base = scratch("dir-missing").join("not-there");
+    let path = base.join("x");
+    let boot = format!("dir:{}", path.display());
+    for rank in [0, 1] {
+        let args = [
+            "run",
+            "osu_latency",
+            "--fabric",
+            "tcp",
+            "--bootstrap",
+            &boot,
+        ];
+        let start = Instant::now();
+        let (code, _, err) = finish(slurm_rank(rank, 2, "12", &args), Duration::from_secs(30));
+        assert_eq!(code, 2, "rank {rank}: {err}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(
+            err.contains(&format!("{} does not exist", base.display())),
+            "rank {rank}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!base.exists(), "the directory was created");
+}
+
+/// A rank's wait for the bootstrap server follows the run's `timeout`.
+#[test]
+fn the_bootstrap_connect_wait_follows_the_timeout() {
+    let _g = serial();
+    let job = TcpJob::new("tcp-noboot-1s", &["osu_latency"], &["--set", "timeout=1s"]);
+    let start = Instant::now();
+    let (c1, _, e1) = finish(job.rank(1, "13"), Duration::from_secs(30));
+    assert_eq!(c1, 1, "{e1}");
+    // 10 s before, whatever the timeout said.
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(e1.contains("unreachable for 1s"), "{e1}");
+}
+
+/// An interface this host does not have is bad input, with the valid ones listed.
+#[test]
+fn an_unknown_tcp_interface_is_bad_input() {
+    let r = raw(&[
+        "run",
+        "osu_latency",
+        "--fabric",
+        "tcp",
+        "--set",
+        "tcp.if=nosuch0",
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("tcp.if=nosuch0") && err.contains("lo (127.0.0.1)"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]
 fn a_bootstrap_server_that_is_not_there_is_named() {
     let _g = serial();
-    let job = TcpJob::new("tcp-noboot", &["osu_latency"], &[]);
+    // The wait follows the run's timeout (30 s by default).
+    let job = TcpJob::new("tcp-noboot", &["osu_latency"], &["--set", "timeout=5s"]);
     let port = job.port;
     let start = Instant::now();
     let (c1, _, e1) = finish(job.rank(1, "9"), Duration::from_secs(30));

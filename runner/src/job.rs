@@ -50,6 +50,16 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// How long a rank waits to reach the bootstrap: the run's `timeout` (the longest of its
+    /// fabrics'), as for any other wait on a peer.
+    pub fn setup_timeout(&self) -> std::time::Duration {
+        self.fabrics
+            .iter()
+            .map(|f| f.settings.duration("timeout"))
+            .max()
+            .unwrap_or(std::time::Duration::from_secs(30))
+    }
+
     /// The spec of `plan`'s suites on `fabrics` (indexes into `plan.fabrics`).
     pub fn of(plan: &Plan, fabrics: &[usize]) -> JobSpec {
         JobSpec {

@@ -254,8 +254,15 @@ pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(),
     let job = external_job(ext);
     let b: Arc<dyn Bootstrap> = match boot {
         BootSpec::Tcp(hp) => Arc::new(
-            Client::connect(&format!("tcp://{hp}"), ext.rank, ext.size, &token, &job)
-                .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
+            Client::connect(
+                &format!("tcp://{hp}"),
+                ext.rank,
+                ext.size,
+                &token,
+                &job,
+                spec.setup_timeout(),
+            )
+            .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
         ),
         BootSpec::Dir(path) => Arc::new(
             bench_core::bootstrap::dir::Dir::new(path, &job, ext.rank, ext.size)
@@ -305,12 +312,21 @@ fn external_tcp(
         .map_err(|e| format!("rank 0 cannot serve the bootstrap: {e}"))?;
     // Through the address the other ranks use, so rank 0's fabric traffic picks the interface
     // that reaches them (tcp.if=auto), not loopback.
-    let client = Client::connect(&format!("tcp://{hostport}"), 0, ext.size, token, job)
-        .or_else(|_| {
-            let local = format!("tcp://127.0.0.1:{}", server.addr().port());
-            Client::connect(&local, 0, ext.size, token, job)
-        })
-        .map_err(|e| e.to_string())?;
+    // rank 0 serves the bootstrap itself: a short patience is plenty.
+    let patience = Duration::from_secs(2).min(spec.setup_timeout());
+    let client = Client::connect(
+        &format!("tcp://{hostport}"),
+        0,
+        ext.size,
+        token,
+        job,
+        patience,
+    )
+    .or_else(|_| {
+        let local = format!("tcp://127.0.0.1:{}", server.addr().port());
+        Client::connect(&local, 0, ext.size, token, job, patience)
+    })
+    .map_err(|e| e.to_string())?;
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(client)));
     let mut stages: BTreeMap<usize, String> = BTreeMap::new();
     let mut connected = vec![false; ext.size];
@@ -345,7 +361,23 @@ fn external_tcp(
         }
     }
     let ok = me.join().unwrap_or(false);
+    let absent: Vec<usize> = (1..ext.size).filter(|r| !connected[*r]).collect();
     everyone_reported(plan, c, ok, |r| stages.get(&r).cloned())
+        .map_err(|e| never_arrived(&absent, &format!("the bootstrap on {hostport}"), e))
+}
+
+/// A failure while some ranks never reached the bootstrap: that is the cause to name first
+/// (the rank that waited for them only saw a peer missing).
+fn never_arrived(absent: &[usize], place: &str, err: String) -> String {
+    if absent.is_empty() {
+        return err;
+    }
+    let ranks: Vec<String> = absent.iter().map(|r| r.to_string()).collect();
+    let noun = if absent.len() == 1 { "rank" } else { "ranks" };
+    format!(
+        "{noun} {} never arrived at {place} (stage: bootstrap); {err}",
+        ranks.join(", ")
+    )
 }
 
 /// After rank 0's own work: the root failure if any, else an error naming the ranks (and the
@@ -420,7 +452,14 @@ fn external_dir(
         }
     };
     let ok = me.join().unwrap_or(false);
-    let outcome = result.and_then(|_| everyone_reported(plan, c, ok, |r| watcher.stage_of(r)));
+    // A rank reports its first stage as soon as it has joined the directory.
+    let absent: Vec<usize> = (1..ext.size)
+        .filter(|r| watcher.stage_of(*r).is_none())
+        .collect();
+    let place = format!("the bootstrap directory {}", path.display());
+    let outcome = result
+        .and_then(|_| everyone_reported(plan, c, ok, |r| watcher.stage_of(r)))
+        .map_err(|e| never_arrived(&absent, &place, e));
     watcher.remove();
     outcome
 }

@@ -36,9 +36,9 @@ fn number(name: &str) -> Result<usize, PlanError> {
 /// fabbench's behalf): the spec and bootstrap come from the environment. A failure has been
 /// reported to the frontend when this returns [`RunError::Reported`].
 pub fn rank_process() -> Result<(), RunError> {
-    let boot = connect()?;
     let spec: JobSpec = serde_json::from_str(&var(SPEC_ENV)?)
         .map_err(|e| PlanError(format!("{SPEC_ENV} is not a job spec: {e}")))?;
+    let boot = connect(spec.setup_timeout())?;
     if run_reporting(&spec, boot) {
         Ok(())
     } else {
@@ -66,14 +66,14 @@ fn my_rank(size: usize) -> Result<usize, PlanError> {
     }
 }
 
-fn connect() -> Result<Arc<dyn Bootstrap>, PlanError> {
+fn connect(patience: std::time::Duration) -> Result<Arc<dyn Bootstrap>, PlanError> {
     let size = number(env::SIZE)?;
     let rank = my_rank(size)?;
     let url = var(env::BOOTSTRAP)?;
     let token = var(env::TOKEN)?;
     let job = var(env::JOB_ID)?;
-    let client =
-        Client::connect(&url, rank, size, &token, &job).map_err(|e| PlanError(e.to_string()))?;
+    let client = Client::connect(&url, rank, size, &token, &job, patience)
+        .map_err(|e| PlanError(e.to_string()))?;
     Ok(Arc::new(client))
 }
 

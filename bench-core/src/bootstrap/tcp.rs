@@ -296,17 +296,20 @@ pub struct Client {
     conn: Mutex<Conn>,
 }
 
-/// How long a rank keeps retrying to reach a server that is not listening yet.
-const CONNECT_PATIENCE: Duration = Duration::from_secs(10);
+/// Bounds of one connection attempt to the bootstrap server.
+const MIN_ATTEMPT: Duration = Duration::from_millis(10);
+const MAX_ATTEMPT: Duration = Duration::from_secs(2);
 
 impl Client {
-    /// Connects to `url` (`tcp://HOST:PORT`) and introduces itself as `rank`.
+    /// Connects to `url` (`tcp://HOST:PORT`) and introduces itself as `rank`, retrying for up
+    /// to `patience` while the server is not listening yet (rank 0 may start last).
     pub fn connect(
         url: &str,
         rank: usize,
         size: usize,
         token: &str,
         job_id: &str,
+        patience: Duration,
     ) -> Result<Client, BootstrapError> {
         let hostport = url
             .strip_prefix("tcp://")
@@ -321,18 +324,17 @@ impl Client {
         };
         let start = Instant::now();
         let stream = loop {
-            let attempt = addrs
-                .iter()
-                .find_map(|a| TcpStream::connect_timeout(a, Duration::from_secs(2)).ok());
+            let attempt = addrs.iter().find_map(|a| {
+                let left = patience.saturating_sub(start.elapsed());
+                TcpStream::connect_timeout(a, left.clamp(MIN_ATTEMPT, MAX_ATTEMPT)).ok()
+            });
             match attempt {
                 Some(s) => break s,
-                None if start.elapsed() < CONNECT_PATIENCE => {
-                    thread::sleep(Duration::from_millis(50))
-                }
+                None if start.elapsed() < patience => thread::sleep(Duration::from_millis(50)),
                 None => {
                     return Err(server_err(format!(
                         "unreachable for {} (stage: bootstrap connect, rank {rank})",
-                        humantime::format_duration(CONNECT_PATIENCE)
+                        humantime::format_duration(patience)
                     )))
                 }
             }
@@ -484,10 +486,12 @@ impl Bootstrap for Client {
 mod tests {
     use super::*;
 
+    const SECS10: Duration = Duration::from_secs(10);
+
     fn pair(size: usize) -> (Server, Vec<Client>) {
         let server = Server::start("127.0.0.1:0", size, "secret").unwrap();
         let clients = (0..size)
-            .map(|r| Client::connect(&server.url(), r, size, "secret", "job").unwrap())
+            .map(|r| Client::connect(&server.url(), r, size, "secret", "job", SECS10).unwrap())
             .collect();
         (server, clients)
     }
@@ -547,7 +551,7 @@ mod tests {
     #[test]
     fn wrong_token_is_refused_and_reported() {
         let server = Server::start("127.0.0.1:0", 2, "secret").unwrap();
-        let err = Client::connect(&server.url(), 0, 2, "guess", "job")
+        let err = Client::connect(&server.url(), 0, 2, "guess", "job", SECS10)
             .err()
             .expect("refused");
         assert!(err.to_string().contains("refused"), "{err}");
@@ -588,7 +592,7 @@ mod tests {
     #[test]
     fn bad_addresses_are_reported() {
         assert!(matches!(
-            Client::connect("udp://x", 0, 1, "t", "j"),
+            Client::connect("udp://x", 0, 1, "t", "j", SECS10),
             Err(BootstrapError::BadAddress(_))
         ));
     }
