@@ -25,6 +25,10 @@ pub struct PointIndex {
     /// Each sample's compute and communication time (application kernels).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<Split>,
+    /// Warm-up iterations run before the samples (absent where none were, or in runs
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u64>,
 }
 
 /// A series as manifest.json lists it.
@@ -71,6 +75,7 @@ impl ManifestFile {
                             samples: p.samples_ns.len(),
                             batches: p.batches.clone(),
                             split: p.split.clone(),
+                            warmup: p.warmup,
                         })
                         .collect(),
                     notes: s.notes.clone(),

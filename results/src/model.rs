@@ -366,6 +366,7 @@ mod tests {
         samples[18] = 4001;
         samples[19] = 40_001;
         let p = Point {
+            warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(8.0)],
             samples_ns: samples,

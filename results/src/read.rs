@@ -86,13 +86,13 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
                 });
             }
             points.push(Point {
-                warmup: None,
                 key: p.key,
                 metrics: p.metrics,
                 samples_ns: got,
                 validated: p.validated,
                 batches: p.batches,
                 split: p.split,
+                warmup: p.warmup,
             });
         }
         series.push(Series {

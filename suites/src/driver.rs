@@ -145,8 +145,9 @@ fn point<B: Bench>(
     for n in bench.notes() {
         report.note(&n)?;
     }
+    let warmup = m.warmup;
     Ok(Some(Point {
-        warmup: None,
+        warmup: Some(warmup),
         key: key.clone(),
         metrics: m.metrics,
         samples_ns,

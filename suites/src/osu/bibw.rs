@@ -21,6 +21,7 @@ impl OsuTest for Bibw {
     const MIN_SIZE: u64 = 1;
     const RULE: Rule = Bw::RULE;
     const CHECK_AFTER: bool = true;
+    const WINDOWED: bool = true;
 
     fn metric(size: u64, window: u64) -> Metric {
         Metric::bandwidth_mbs((2 * size * window) as f64)

@@ -26,6 +26,7 @@ impl OsuTest for Bw {
         large_skip: 2,
     };
     const CHECK_AFTER: bool = false;
+    const WINDOWED: bool = true;
 
     fn metric(size: u64, window: u64) -> Metric {
         Metric::bandwidth_mbs((size * window) as f64)

@@ -22,6 +22,7 @@ impl OsuTest for Latency {
         large_skip: 10,
     };
     const CHECK_AFTER: bool = true;
+    const WINDOWED: bool = false;
 
     fn metric(_size: u64, _window: u64) -> Metric {
         Metric::latency_us(2.0)

@@ -138,6 +138,8 @@ pub trait OsuTest: 'static {
     /// Whether received data is checked after each timed iteration; otherwise the iteration
     /// checks it itself (osu_bw's receiver checks before it acknowledges the window).
     const CHECK_AFTER: bool;
+    /// Whether the test sends a window of messages per iteration (`-W`).
+    const WINDOWED: bool;
     /// The metric of one sample at `size` with `window` messages per iteration.
     fn metric(size: u64, window: u64) -> Metric;
     /// One timed iteration.
@@ -259,7 +261,12 @@ impl<T: OsuTest> Suite for Osu<T> {
     }
 
     fn params(&self, args: &SuiteArgs) -> Result<OsuParams, ParamError> {
-        OsuParams::from_args(args)
+        let mut p = OsuParams::from_args(args)?;
+        // The window in force is recorded, not left for a reader to know OSU's default.
+        if T::WINDOWED {
+            p.window.get_or_insert(DEFAULT_WINDOW);
+        }
+        Ok(p)
     }
 
     fn layout(&self, p: &OsuParams) -> Layout {

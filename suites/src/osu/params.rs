@@ -17,7 +17,10 @@ pub struct OsuParams {
     pub min_size: Option<u64>,
     pub max_size: Option<u64>,
     pub iterations: Option<u64>,
+    /// None: OSU's rule by size (each point records the warm-up it ran).
     pub warmup: Option<u64>,
+    /// bw and bibw's window (filled with OSU's 64 when not given); latency has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u64>,
     /// `-c`: check every received byte.
     pub validate: bool,
