@@ -148,6 +148,18 @@ fn check_settings(s: &Settings) -> std::result::Result<(), String> {
     }
 }
 
+/// A frame's length prefix: u32, network order.
+fn frame_prefix(len: usize) -> [u8; 4] {
+    (len as u32).to_be_bytes()
+}
+
+/// The frame length a prefix at the start of `b` gives.
+fn frame_len(b: &[u8]) -> usize {
+    u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as usize
+}
+
+/// The first bytes on a connection: magic, the job token zero-padded to 32 bytes, the
+/// connecting rank and the job size as u32 in network order.
 fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
     let mut h = [0u8; HELLO_LEN];
     h[..8].copy_from_slice(MAGIC);
@@ -493,7 +505,7 @@ impl Wire for TcpWire {
         payload: &[u8],
     ) -> Result<bool> {
         let len = header.len() + payload.len();
-        let lenb = (len as u32).to_be_bytes();
+        let lenb = frame_prefix(len);
         let pending = {
             let p = self.peers[peer].as_ref().ok_or_else(|| {
                 TransportError::Config(format!("no tcp connection to rank {peer}"))
@@ -570,9 +582,7 @@ impl Wire for TcpWire {
                     p.in_start = 0;
                 }
                 if p.in_end - p.in_start >= 4 {
-                    let want = 4 + u32::from_be_bytes(
-                        p.inb[p.in_start..p.in_start + 4].try_into().unwrap(),
-                    ) as usize;
+                    let want = 4 + frame_len(&p.inb[p.in_start..]);
                     if want > p.inb.len() - p.in_start {
                         p.inb.resize(want + READ_CHUNK, 0);
                     }
@@ -602,9 +612,7 @@ impl Wire for TcpWire {
                 p.in_end += got;
                 // Hand out every complete frame.
                 while p.in_end - p.in_start >= 4 {
-                    let len =
-                        u32::from_be_bytes(p.inb[p.in_start..p.in_start + 4].try_into().unwrap())
-                            as usize;
+                    let len = frame_len(&p.inb[p.in_start..]);
                     if p.in_end - p.in_start < 4 + len {
                         break;
                     }
@@ -752,6 +760,17 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hellos_and_length_prefixes_have_their_golden_bytes() {
+        let mut want = b"FABTCP01".to_vec();
+        want.extend_from_slice(b"0123456789abcdef");
+        want.extend_from_slice(&[0; 16]); // a short token is zero-padded to 32 bytes
+        want.extend_from_slice(&[0, 0, 1, 2, 0, 0, 3, 4]);
+        assert_eq!(&hello("0123456789abcdef", 0x0102, 0x0304)[..], &want[..]);
+        assert_eq!(frame_prefix(0x0001_0203), [0, 1, 2, 3]);
+        assert_eq!(frame_len(&[0, 1, 2, 3, 99]), 0x0001_0203);
+    }
 
     #[test]
     fn hellos_carry_token_rank_and_size() {

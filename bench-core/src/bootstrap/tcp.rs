@@ -514,6 +514,29 @@ mod tests {
         });
     }
 
+    /// The protocol is text lines (numbers in decimal, values escaped), so it carries no
+    /// byte order; these are its exact bytes as a rank sends and the server answers them.
+    #[test]
+    fn the_protocol_has_its_golden_lines() {
+        let server = Server::start("127.0.0.1:0", 2, "secret").unwrap();
+        let sock = TcpStream::connect(server.addr()).unwrap();
+        let mut w = sock.try_clone().unwrap();
+        let mut r = BufReader::new(sock);
+        let mut say = |line: &[u8]| {
+            w.write_all(line).unwrap();
+            let mut reply = String::new();
+            r.read_line(&mut reply).unwrap();
+            reply
+        };
+        assert_eq!(say(b"HELLO 1 secret\n"), "OK\n");
+        assert_eq!(say(b"PUT tcp/1/addr 10.0.0.2:4711\n"), "OK\n");
+        assert_eq!(say(b"PUT a%20key v%0Aal\n"), "OK\n");
+        assert_eq!(say(b"GET a%20key 1000\n"), "VAL v%0Aal\n");
+        assert_eq!(say(b"GET tcp/1/addr 0\n"), "VAL 10.0.0.2:4711\n");
+        assert_eq!(say(b"GET missing 10\n"), "ERR timeout\n");
+        assert_eq!(say(b"NOPE\n"), "ERR unknown request NOPE\n");
+    }
+
     #[test]
     fn get_times_out_naming_the_key() {
         let (_server, clients) = pair(1);

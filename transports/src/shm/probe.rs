@@ -308,7 +308,8 @@ fn measure(l: &mut Link<'_>) -> Result<Verdict> {
 }
 
 /// What rank 1 asks of rank 0: stream `size` bytes, or (with `tail`) write the last `tail`
-/// bytes of `size` at `dst`; a zero size ends the probe.
+/// bytes of `size` at `dst`; a zero size ends the probe. Three u64 in network order, like
+/// every header that crosses between ranks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Request {
     size: u64,
@@ -319,9 +320,9 @@ struct Request {
 impl Request {
     fn encode(&self) -> [u8; 24] {
         let mut b = [0u8; 24];
-        b[..8].copy_from_slice(&self.size.to_le_bytes());
-        b[8..16].copy_from_slice(&self.tail.to_le_bytes());
-        b[16..].copy_from_slice(&self.dst.to_le_bytes());
+        b[..8].copy_from_slice(&self.size.to_be_bytes());
+        b[8..16].copy_from_slice(&self.tail.to_be_bytes());
+        b[16..].copy_from_slice(&self.dst.to_be_bytes());
         b
     }
 
@@ -329,7 +330,7 @@ impl Request {
         let mut b = [0u8; 24];
         let n = f.len().min(24);
         b[..n].copy_from_slice(&f[..n]);
-        let at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        let at = |o: usize| u64::from_be_bytes(b[o..o + 8].try_into().expect("8 bytes"));
         Request {
             size: at(0),
             tail: at(8),
@@ -414,6 +415,15 @@ mod tests {
         };
         assert_eq!(Request::decode(&r.encode()), r);
         assert_eq!(Request::decode(&[]), Request::default());
+        assert_eq!(
+            r.encode(),
+            [
+                0, 0, 0, 0, 0, 0x10, 0, 0, // size
+                0, 0, 0, 0, 0, 0x08, 0, 0, // tail
+                0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef, // dst
+            ],
+            "network order"
+        );
     }
 
     #[test]

@@ -18,8 +18,10 @@
 //! [..., +cap)  byte area
 //! ```
 //!
-//! Descriptor fields are in the host's byte order: both ends of a ring always share one host.
-//! The frames inside carry the engine's network-order headers.
+//! Descriptor fields are in the host's byte order, the one place bytes cross between processes
+//! that is not network order: both ends of a ring always share one host, and the stamp and the
+//! consumer's counters are atomics, which only exist in host order. The frames inside carry
+//! the engine's network-order headers. A test pins the layout.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -283,6 +285,51 @@ mod tests {
     fn frame(i: usize) -> Vec<u8> {
         let len = [0usize, 1, 8, 111, 112, 113, 500, 1000, 3000][i % 9];
         (0..len).map(|k| (k + i) as u8).collect()
+    }
+
+    /// The descriptor layout, pinned. Its numbers are in host order (both ends of a ring are
+    /// on one host, and the stamp and the consumer's counters are atomics), so the expected
+    /// bytes are built with `to_ne_bytes`; the offsets are what this pins.
+    #[test]
+    fn descriptors_have_their_golden_layout() {
+        let cap = 8192;
+        let mut m = Mem::new(cap);
+        let base = m.base();
+        let (mut p, mut c) = unsafe { (Producer::new(base, cap), Consumer::new(base, cap)) };
+        let big: Vec<u8> = (0..200u8).collect();
+        assert!(p.try_push(&[1, 2, 3], &[4, 5]));
+        assert!(p.try_push(&big[..3], &big[3..]));
+        let ring = unsafe { std::slice::from_raw_parts(base, ring_bytes(cap)) };
+        let slot0 = &ring[CTRL_BYTES..CTRL_BYTES + SLOT_BYTES];
+        let mut want = Vec::new();
+        want.extend_from_slice(&1u64.to_ne_bytes());
+        want.extend_from_slice(&5u32.to_ne_bytes());
+        want.extend_from_slice(&u32::MAX.to_ne_bytes()); // inline
+        want.extend_from_slice(&[1, 2, 3, 4, 5]);
+        assert_eq!(&slot0[..want.len()], &want[..]);
+        let slot1 = &ring[CTRL_BYTES + SLOT_BYTES..CTRL_BYTES + 2 * SLOT_BYTES];
+        assert_eq!(&slot1[..8], &2u64.to_ne_bytes());
+        assert_eq!(&slot1[8..12], &200u32.to_ne_bytes());
+        // Lead bytes put the payload after a 3-byte header on the area's first line boundary.
+        assert_eq!(&slot1[12..16], &61u32.to_ne_bytes());
+        let area = &ring[CTRL_BYTES + SLOTS * SLOT_BYTES..];
+        assert_eq!(&area[61..261], &big[..]);
+        assert_eq!(c.peek(), Some(&[1u8, 2, 3, 4, 5][..]));
+        c.release();
+        assert_eq!(c.peek(), Some(&big[..]));
+        c.release();
+        assert_eq!(
+            c.peek(),
+            None,
+            "and the consumer line is published when idle"
+        );
+        let ring = unsafe { std::slice::from_raw_parts(base, ring_bytes(cap)) };
+        assert_eq!(&ring[64..72], &2u64.to_ne_bytes(), "slots consumed");
+        assert_eq!(
+            &ring[72..80],
+            &320u64.to_ne_bytes(),
+            "byte position consumed"
+        );
     }
 
     #[test]
