@@ -9,6 +9,7 @@ use bench_core::bootstrap::discover::{External, Started};
 use bench_core::tunables::{Registry, Settings, Source};
 use suites::{DynSuite, Suite, SuiteArgs};
 use transports::fabric::{FabricDef, FabricKind};
+use transports::order::ByteOrders;
 use transports::registry;
 
 use crate::error::PlanError;
@@ -609,6 +610,14 @@ impl PlanBuilder {
             }
             (def.check_settings)(&settings)
                 .map_err(|why| PlanError(format!("on {label}, {why}")))?;
+            if let Some(r) = ByteOrders::from_settings(&settings).only_rank {
+                if r >= ranks {
+                    return Err(PlanError(format!(
+                        "--set wire.byte_order_rank={r}: the job has ranks 0..{}; name one of them or leave it unset (every rank)",
+                        ranks - 1
+                    )));
+                }
+            }
             fabrics.push(FabricSpec {
                 label: label.clone(),
                 def,

@@ -23,6 +23,7 @@ fn cfg() -> EngineConfig {
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(30),
         inject_delay_ns: 0,
+        byte_orders: Default::default(),
     }
 }
 

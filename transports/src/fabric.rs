@@ -12,6 +12,7 @@ use bench_core::tunables::{Def, Kind, Settings};
 
 use crate::engine::{EngineConfig, Schedule, SingleCopy};
 use crate::error::Result;
+use crate::order::ByteOrders;
 use crate::transport::Transport;
 
 /// How a fabric's ranks run.
@@ -113,7 +114,10 @@ impl FabricDef {
             .iter()
             .filter(|(name, v, _)| {
                 // A fault injection shows only when it is on.
-                let off = *name == "inject_delay_ns" && v.to_string() == "0";
+                // So does a byte order a test gives a rank.
+                let off = (*name == "inject_delay_ns" && v.to_string() == "0")
+                    || (*name == "wire.byte_order" && v.to_string() == "native")
+                    || (*name == "wire.byte_order_rank" && v.to_string().is_empty());
                 let irrelevant = *name == "timeout" || off || self.ignores.contains(name);
                 // MPI runs its own protocols: only the MPI variables that are set matter.
                 let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
@@ -206,6 +210,21 @@ pub const ENGINE_TUNABLES: &[Def] = &[
         help: "busy-wait this long before each message a rank sends (native fabrics): a slowdown of known size, to check that a CI gate catches it; 0 is off",
     },
     Def {
+        name: "wire.byte_order",
+        kind: Kind::Choice(&["native", "big"]),
+        default: "native",
+        help: "byte order a rank encodes frame headers and typed elements as: big takes a big-endian host's path (a test of heterogeneous peers; the bytes on the wire are the same); see wire.byte_order_rank",
+    },
+    Def {
+        name: "wire.byte_order_rank",
+        kind: Kind::Optional(&Kind::Int {
+            min: 0,
+            max: 1 << 20,
+        }),
+        default: "",
+        help: "the one rank wire.byte_order applies to (the others stay native); unset: every rank",
+    },
+    Def {
         name: "bind",
         kind: Kind::Choice(&["core", "none"]),
         default: "core",
@@ -250,6 +269,7 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
         schedule: Schedule::parse(s.text("rndv_schedule")).expect("validated choice"),
         timeout: s.duration("timeout"),
         inject_delay_ns: s.int("inject_delay_ns") as u64,
+        byte_orders: ByteOrders::from_settings(s),
     }
 }
 

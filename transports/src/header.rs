@@ -19,6 +19,8 @@
 //! PUTFIN 24: u64 receiver request (message length field: the bytes written)
 //! ```
 
+use crate::order::HostOrder;
+
 /// Bytes of the common part.
 pub const COMMON_LEN: usize = 24;
 /// The largest header of any frame type.
@@ -115,22 +117,38 @@ impl Header {
     /// Encodes into `out` and returns the header length.
     #[inline]
     pub fn encode(&self, out: &mut [u8; MAX_HEADER_LEN]) -> usize {
+        self.encode_as(HostOrder::Native, out)
+    }
+
+    /// Encodes as a host keeping numbers in `order` would (see [`crate::order`]); the bytes
+    /// are the same whatever the order.
+    #[inline]
+    pub fn encode_as(&self, order: HostOrder, out: &mut [u8; MAX_HEADER_LEN]) -> usize {
+        // One branch per header; each arm has its order fixed, so the fields convert inline.
+        match order {
+            HostOrder::Native => self.encode_in(HostOrder::Native, out),
+            HostOrder::Big => self.encode_in(HostOrder::Big, out),
+        }
+    }
+
+    #[inline(always)]
+    fn encode_in(&self, o: HostOrder, out: &mut [u8; MAX_HEADER_LEN]) -> usize {
         out[0] = self.ty as u8;
         out[1] = self.ctx;
-        out[2..4].copy_from_slice(&self.flags.to_be_bytes());
-        out[4..8].copy_from_slice(&self.tag.to_be_bytes());
-        out[8..12].copy_from_slice(&self.seq.to_be_bytes());
-        out[12..16].copy_from_slice(&self.src.to_be_bytes());
-        out[16..24].copy_from_slice(&self.len.to_be_bytes());
+        o.put_net(self.flags, &mut out[2..4]);
+        o.put_net(self.tag, &mut out[4..8]);
+        o.put_net(self.seq, &mut out[8..12]);
+        o.put_net(self.src, &mut out[12..16]);
+        o.put_net(self.len, &mut out[16..24]);
         let n = self.ty.header_len();
         if n >= 32 {
-            out[24..32].copy_from_slice(&self.a.to_be_bytes());
+            o.put_net(self.a, &mut out[24..32]);
         }
         if n >= 40 {
-            out[32..40].copy_from_slice(&self.b.to_be_bytes());
+            o.put_net(self.b, &mut out[32..40]);
         }
         if n >= 48 {
-            out[40..48].copy_from_slice(&self.c.to_be_bytes());
+            o.put_net(self.c, &mut out[40..48]);
         }
         n
     }
@@ -138,6 +156,21 @@ impl Header {
     /// Decodes a frame's header; the payload is `&frame[header.ty.header_len()..]`.
     #[inline]
     pub fn decode(frame: &[u8]) -> Result<Header, HeaderError> {
+        Header::decode_as(HostOrder::Native, frame)
+    }
+
+    /// Decodes as a host keeping numbers in `order` would; the result is the same whatever the
+    /// order.
+    #[inline]
+    pub fn decode_as(order: HostOrder, frame: &[u8]) -> Result<Header, HeaderError> {
+        match order {
+            HostOrder::Native => Header::decode_in(HostOrder::Native, frame),
+            HostOrder::Big => Header::decode_in(HostOrder::Big, frame),
+        }
+    }
+
+    #[inline(always)]
+    fn decode_in(o: HostOrder, frame: &[u8]) -> Result<Header, HeaderError> {
         if frame.len() < COMMON_LEN {
             return Err(HeaderError::Short {
                 got: frame.len(),
@@ -152,10 +185,8 @@ impl Header {
                 need,
             });
         }
-        let u16_at = |o: usize| u16::from_be_bytes([frame[o], frame[o + 1]]);
-        let u32_at = |o: usize| u32::from_be_bytes(frame[o..o + 4].try_into().unwrap());
-        let u64_at = |o: usize| u64::from_be_bytes(frame[o..o + 8].try_into().unwrap());
-        let flags = u16_at(2);
+        let u64_at = |at: usize| o.get_net::<u64>(&frame[at..at + 8]);
+        let flags: u16 = o.get_net(&frame[2..4]);
         if flags & !FLAG_SINGLE_COPY_OK != 0 {
             return Err(HeaderError::Reserved);
         }
@@ -163,9 +194,9 @@ impl Header {
             ty,
             ctx: frame[1],
             flags,
-            tag: u32_at(4) as i32,
-            seq: u32_at(8),
-            src: u32_at(12),
+            tag: o.get_net(&frame[4..8]),
+            seq: o.get_net(&frame[8..12]),
+            src: o.get_net(&frame[12..16]),
             len: u64_at(16),
             a: if need >= 32 { u64_at(24) } else { 0 },
             b: if need >= 40 { u64_at(32) } else { 0 },
@@ -232,6 +263,58 @@ mod tests {
         );
     }
 
+    /// Every frame type's bytes, pinned: each field at its offset, most significant byte
+    /// first, the same from either host order, and nothing written past the header.
+    #[test]
+    fn every_frame_type_has_its_golden_bytes() {
+        const TAG: [u8; 4] = [0xff, 0xff, 0xff, 0xf9];
+        const SEQ: [u8; 4] = [0xde, 0xad, 0xbe, 0xef];
+        const SRC: [u8; 4] = [0, 0, 0, 3];
+        const LEN: [u8; 8] = [0, 0, 1, 0, 0, 0, 0, 0];
+        const A: [u8; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+        const B: [u8; 8] = [0, 0, 0, 0, 0, 0, 0, 42];
+        const C: [u8; 8] = [0xff; 8];
+        let golden = |ty: FrameType, flags: [u8; 2], ext: &[&[u8]]| {
+            let mut v = vec![ty as u8, 1];
+            v.extend_from_slice(&flags);
+            for f in [&TAG[..], &SEQ, &SRC, &LEN]
+                .into_iter()
+                .chain(ext.iter().copied())
+            {
+                v.extend_from_slice(f);
+            }
+            v
+        };
+        let cases = [
+            (FrameType::Eager, golden(FrameType::Eager, [0, 0], &[])),
+            (FrameType::Rts, golden(FrameType::Rts, [0, 1], &[&A, &B])),
+            (
+                FrameType::Cts,
+                golden(FrameType::Cts, [0, 0], &[&A, &B, &C]),
+            ),
+            (FrameType::Data, golden(FrameType::Data, [0, 0], &[&A, &B])),
+            (FrameType::Fin, golden(FrameType::Fin, [0, 0], &[&A])),
+            (
+                FrameType::Put,
+                golden(FrameType::Put, [0, 0], &[&A, &B, &C]),
+            ),
+            (FrameType::PutFin, golden(FrameType::PutFin, [0, 0], &[&A])),
+        ];
+        for (ty, want) in cases {
+            assert_eq!(want.len(), ty.header_len(), "{ty:?}");
+            for order in [HostOrder::Native, HostOrder::Big] {
+                let mut buf = [0xaau8; MAX_HEADER_LEN];
+                let n = sample(ty).encode_as(order, &mut buf);
+                assert_eq!(&buf[..n], &want[..], "{ty:?} from {order:?}");
+                assert!(
+                    buf[n..].iter().all(|&b| b == 0xaa),
+                    "{ty:?} wrote past its header"
+                );
+                assert_eq!(Header::decode_as(order, &want), Ok(sample(ty)));
+            }
+        }
+    }
+
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         assert!(matches!(
@@ -249,11 +332,19 @@ mod tests {
         buf[0] = FrameType::Eager as u8;
         buf[2] = 0x80;
         assert_eq!(Header::decode(&buf), Err(HeaderError::Reserved));
+        assert_eq!(
+            Header::decode_as(HostOrder::Big, &buf),
+            Err(HeaderError::Reserved)
+        );
+        buf[2] = 0;
+        buf[3] = 2;
+        assert_eq!(Header::decode(&buf), Err(HeaderError::Reserved));
         // every prefix of every byte pattern decodes or errors
         for len in 0..MAX_HEADER_LEN {
             for fill in [0u8, 1, 2, 3, 4, 5, 0xff] {
                 let junk = vec![fill; len];
                 let _ = Header::decode(&junk);
+                let _ = Header::decode_as(HostOrder::Big, &junk);
             }
         }
     }

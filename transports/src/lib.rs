@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod header;
 pub mod mpi;
+pub mod order;
 pub mod transport;
 pub mod wire;
 

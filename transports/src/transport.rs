@@ -159,6 +159,11 @@ pub trait Transport: Send + Sync {
     /// Nanoseconds on this rank's clock: the only clock suites read.
     fn now(&self) -> u64;
     fn virtual_time(&self) -> bool;
+    /// The byte order this rank holds numbers in, which typed elements are converted from
+    /// (`wire.byte_order`); an MPI library converts its own datatypes.
+    fn host_order(&self) -> crate::order::HostOrder {
+        crate::order::HostOrder::Native
+    }
     /// Starts sending `len` bytes at `buf` to `dst`.
     ///
     /// # Safety

@@ -170,7 +170,7 @@ impl Comm {
             self.check_root("bcast", root)?;
             return n.bcast(host_bytes_mut(buf), root);
         }
-        with_wire_mut(buf, |b| self.bcast(b, root))
+        with_wire_mut(buf, self.order, |b| self.bcast(b, root))
     }
 
     /// Reduces `send` element-wise into `recv` on `root` (binomial tree). `recv` is only
@@ -209,14 +209,14 @@ impl Comm {
                         .irecv_ctx(&mut incoming, from, TAG_REDUCE, self.coll)?
                         .wait()?;
                     Self::expect_len("reduce", from, st.len, incoming.len())?;
-                    decode_into(&incoming, &mut tmp);
+                    decode_into(&incoming, &mut tmp, self.order);
                     for (a, b) in acc.iter_mut().zip(&tmp) {
                         *a = T::combine(*a, *b, op);
                     }
                 }
             } else {
                 let to = ((vr & !mask) + root) % n;
-                self.isend_ctx(&wire(&acc), to, TAG_REDUCE, self.coll)?
+                self.isend_ctx(&wire(&acc, self.order), to, TAG_REDUCE, self.coll)?
                     .wait()?;
                 return Ok(());
             }
@@ -286,8 +286,10 @@ impl Comm {
         if let Some(n) = self.native() {
             return n.gatherv(host_bytes(send), host_bytes_mut(recv), &c, &d, root);
         }
-        let send = wire(send);
-        with_wire_mut(recv, |r| self.gatherv_bytes(&send, r, &c, &d, root))
+        let send = wire(send, self.order);
+        with_wire_mut(recv, self.order, |r| {
+            self.gatherv_bytes(&send, r, &c, &d, root)
+        })
     }
 
     fn gatherv_bytes(
@@ -369,8 +371,10 @@ impl Comm {
         if let Some(n) = self.native() {
             return n.scatterv(host_bytes(send), &c, &d, host_bytes_mut(recv), root);
         }
-        let send = wire(send);
-        with_wire_mut(recv, |r| self.scatterv_bytes(&send, &c, &d, r, root))
+        let send = wire(send, self.order);
+        with_wire_mut(recv, self.order, |r| {
+            self.scatterv_bytes(&send, &c, &d, r, root)
+        })
     }
 
     fn scatterv_bytes(
@@ -434,8 +438,10 @@ impl Comm {
         if let Some(n) = self.native() {
             return n.allgatherv(host_bytes(send), host_bytes_mut(recv), &c, &d);
         }
-        let send = wire(send);
-        with_wire_mut(recv, |r| self.allgatherv_bytes(&send, r, &c, &d))
+        let send = wire(send, self.order);
+        with_wire_mut(recv, self.order, |r| {
+            self.allgatherv_bytes(&send, r, &c, &d)
+        })
     }
 
     fn allgatherv_bytes(
@@ -537,8 +543,10 @@ impl Comm {
         if let Some(nat) = self.native() {
             return nat.alltoallv(host_bytes(send), &sc, &sd, host_bytes_mut(recv), &rc, &rd);
         }
-        let send = wire(send);
-        with_wire_mut(recv, |r| self.alltoallv_bytes(&send, &sc, &sd, r, &rc, &rd))
+        let send = wire(send, self.order);
+        with_wire_mut(recv, self.order, |r| {
+            self.alltoallv_bytes(&send, &sc, &sd, r, &rc, &rd)
+        })
     }
 
     fn alltoallv_bytes(
@@ -620,7 +628,7 @@ impl Comm {
         let mut lower = vec![T::default(); send.len()];
         let mut dist = 1;
         while dist < n {
-            let out = encode(recv);
+            let out = encode(recv, self.order);
             let r = if me >= dist {
                 Some(self.irecv_ctx(&mut incoming, me - dist, TAG_SCAN, self.coll)?)
             } else {
@@ -637,7 +645,7 @@ impl Comm {
             }
             if let Some(st) = got {
                 Self::expect_len("scan", me - dist, st.len, out.len())?;
-                decode_into(&incoming, &mut lower);
+                decode_into(&incoming, &mut lower, self.order);
                 for (acc, low) in recv.iter_mut().zip(&lower) {
                     *acc = T::combine(*low, *acc, op);
                 }

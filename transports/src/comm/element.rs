@@ -1,10 +1,12 @@
 //! The values collectives carry and reduce, and how they travel: little-endian, element by
 //! element, so ranks of different byte order agree. On a little-endian host that is the host's
-//! own layout, so buffers go on the wire as they are, without a copy.
+//! own layout, so buffers go on the wire as they are, without a copy; a big-endian host (or a
+//! rank told to take its path, `wire.byte_order=big`) converts each element through a copy.
 
 use std::borrow::Cow;
 
 use crate::error::{Result, TransportError};
+use crate::order::HostOrder;
 use crate::transport::{ElemKind, ReduceOp};
 
 /// A complex number of two f64 (C's `double complex`, MPI's `MPI_C_DOUBLE_COMPLEX`).
@@ -25,8 +27,11 @@ impl Complex64 {
 pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     const SIZE: usize;
     const KIND: ElemKind;
-    fn put(self, out: &mut [u8]);
-    fn take(bytes: &[u8]) -> Self;
+    /// Writes the value's little-endian bytes, converting from a host that keeps numbers in
+    /// `order`.
+    fn put(self, out: &mut [u8], order: HostOrder);
+    /// Reads little-endian bytes into a value held in `order`.
+    fn take(bytes: &[u8], order: HostOrder) -> Self;
     /// Whether `op` is defined on this type (max and min are not, on complex numbers).
     fn supports(_op: ReduceOp) -> bool {
         true
@@ -63,11 +68,11 @@ macro_rules! element {
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             const KIND: ElemKind = ElemKind::$k;
-            fn put(self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
+            fn put(self, out: &mut [u8], order: HostOrder) {
+                order.put_le(self, out);
             }
-            fn take(bytes: &[u8]) -> Self {
-                <$t>::from_le_bytes(bytes.try_into().expect("element size"))
+            fn take(bytes: &[u8], order: HostOrder) -> Self {
+                order.get_le(bytes)
             }
             fn combine($a: Self, $b: Self, op: ReduceOp) -> Self {
                 ordered!($a, $b, op, $add, $mul)
@@ -88,14 +93,14 @@ element!(f64, F64, |a, b| a + b, a * b);
 impl Element for Complex64 {
     const SIZE: usize = 16;
     const KIND: ElemKind = ElemKind::C64;
-    fn put(self, out: &mut [u8]) {
-        out[..8].copy_from_slice(&self.re.to_le_bytes());
-        out[8..].copy_from_slice(&self.im.to_le_bytes());
+    fn put(self, out: &mut [u8], order: HostOrder) {
+        order.put_le(self.re, &mut out[..8]);
+        order.put_le(self.im, &mut out[8..16]);
     }
-    fn take(bytes: &[u8]) -> Self {
+    fn take(bytes: &[u8], order: HostOrder) -> Self {
         Complex64 {
-            re: f64::from_le_bytes(bytes[..8].try_into().expect("element size")),
-            im: f64::from_le_bytes(bytes[8..16].try_into().expect("element size")),
+            re: order.get_le(&bytes[..8]),
+            im: order.get_le(&bytes[8..16]),
         }
     }
     fn supports(op: ReduceOp) -> bool {
@@ -128,9 +133,6 @@ pub(crate) fn check_op<T: Element>(what: &str, op: ReduceOp) -> Result<()> {
     }
 }
 
-/// Whether the host layout of every element type is its wire layout.
-const HOST_IS_WIRE: bool = cfg!(target_endian = "little");
-
 /// The host representation of a slice of elements.
 pub(crate) fn host_bytes<T: Element>(v: &[T]) -> &[u8] {
     // SAFETY: Element types are plain numbers (or repr(C) pairs of them) with no padding.
@@ -142,26 +144,27 @@ pub(crate) fn host_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
 }
 
-pub(crate) fn encode<T: Element>(values: &[T]) -> Vec<u8> {
+pub(crate) fn encode<T: Element>(values: &[T], order: HostOrder) -> Vec<u8> {
     let mut out = vec![0u8; values.len() * T::SIZE];
     for (v, chunk) in values.iter().zip(out.chunks_exact_mut(T::SIZE)) {
-        v.put(chunk);
+        v.put(chunk, order);
     }
     out
 }
 
-pub(crate) fn decode_into<T: Element>(bytes: &[u8], out: &mut [T]) {
+pub(crate) fn decode_into<T: Element>(bytes: &[u8], out: &mut [T], order: HostOrder) {
     for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
-        *o = T::take(chunk);
+        *o = T::take(chunk, order);
     }
 }
 
-/// `values` as the bytes that travel: the buffer itself where the host layout is the wire's.
-pub(crate) fn wire<T: Element>(values: &[T]) -> Cow<'_, [u8]> {
-    if HOST_IS_WIRE {
+/// `values` as the bytes that travel: the buffer itself where the host layout is the wire's
+/// (a little-endian host: every element type's layout is then its wire layout).
+pub(crate) fn wire<T: Element>(values: &[T], order: HostOrder) -> Cow<'_, [u8]> {
+    if order.is_little() {
         Cow::Borrowed(host_bytes(values))
     } else {
-        Cow::Owned(encode(values))
+        Cow::Owned(encode(values, order))
     }
 }
 
@@ -169,14 +172,15 @@ pub(crate) fn wire<T: Element>(values: &[T]) -> Cow<'_, [u8]> {
 /// wire's, else through an encoded copy decoded afterwards.
 pub(crate) fn with_wire_mut<T: Element, R>(
     values: &mut [T],
+    order: HostOrder,
     f: impl FnOnce(&mut [u8]) -> Result<R>,
 ) -> Result<R> {
-    if HOST_IS_WIRE {
+    if order.is_little() {
         f(host_bytes_mut(values))
     } else {
-        let mut bytes = encode(values);
+        let mut bytes = encode(values, order);
         let r = f(&mut bytes)?;
-        decode_into(&bytes, values);
+        decode_into(&bytes, values, order);
         Ok(r)
     }
 }
@@ -185,13 +189,17 @@ pub(crate) fn with_wire_mut<T: Element, R>(
 mod tests {
     use super::*;
 
+    const ORDERS: [HostOrder; 2] = [HostOrder::Native, HostOrder::Big];
+
     #[test]
     fn elements_encode_little_endian_and_combine() {
-        let b = encode(&[1u32, 0x0102_0304]);
-        assert_eq!(b, vec![1, 0, 0, 0, 4, 3, 2, 1]);
-        let mut back = [0u32; 2];
-        decode_into(&b, &mut back);
-        assert_eq!(back, [1, 0x0102_0304]);
+        for o in ORDERS {
+            let b = encode(&[1u32, 0x0102_0304], o);
+            assert_eq!(b, vec![1, 0, 0, 0, 4, 3, 2, 1], "{o:?}");
+            let mut back = [0u32; 2];
+            decode_into(&b, &mut back, o);
+            assert_eq!(back, [1, 0x0102_0304]);
+        }
         assert_eq!(f64::combine(1.5, 2.0, ReduceOp::Sum), 3.5);
         assert_eq!(f64::combine(1.5, 2.0, ReduceOp::Prod), 3.0);
         assert_eq!(i64::combine(-3, 2, ReduceOp::Max), 2);
@@ -200,17 +208,51 @@ mod tests {
         assert_eq!(i32::combine(-4, 5, ReduceOp::Prod), -20);
     }
 
+    /// The wire bytes of every element type, pinned, from either host order.
+    #[test]
+    fn every_element_type_has_its_golden_bytes() {
+        fn check<T: Element>(v: T, want: &[u8]) {
+            for o in ORDERS {
+                assert_eq!(encode(&[v], o), want, "{:?} from {o:?}", T::KIND);
+                assert_eq!(&*wire(&[v], o), want, "{:?} from {o:?}", T::KIND);
+                let mut back = [T::default()];
+                decode_into(want, &mut back, o);
+                assert_eq!(back[0], v, "{:?} into {o:?}", T::KIND);
+                let mut inplace = [T::default()];
+                with_wire_mut(&mut inplace, o, |b| {
+                    b.copy_from_slice(want);
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(inplace[0], v, "{:?} received into {o:?}", T::KIND);
+            }
+        }
+        check(0xabu8, &[0xab]);
+        check(0x0102_0304u32, &[4, 3, 2, 1]);
+        check(-2i32, &[0xfe, 0xff, 0xff, 0xff]);
+        check(0x0102_0304_0506_0708u64, &[8, 7, 6, 5, 4, 3, 2, 1]);
+        check(-2i64, &[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        check(1.0f32, &[0, 0, 0x80, 0x3f]);
+        check(-2.5f64, &[0, 0, 0, 0, 0, 0, 0x04, 0xc0]);
+        check(
+            Complex64::new(1.0, -2.5),
+            &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0x04, 0xc0],
+        );
+    }
+
     #[test]
     fn complex_numbers_travel_as_two_doubles_and_multiply() {
         let z = Complex64::new(1.0, -2.0);
-        let b = encode(&[z]);
+        let b = encode(&[z], HostOrder::Native);
         assert_eq!(&b[..8], &1.0f64.to_le_bytes());
         assert_eq!(&b[8..], &(-2.0f64).to_le_bytes());
-        assert_eq!(
-            host_bytes(&[z]),
-            &b[..],
-            "repr(C) host layout is the wire's here"
-        );
+        if cfg!(target_endian = "little") {
+            assert_eq!(
+                host_bytes(&[z]),
+                &b[..],
+                "repr(C) host layout is the wire's here"
+            );
+        }
         let p = Complex64::combine(z, Complex64::new(3.0, 4.0), ReduceOp::Prod);
         assert_eq!(p, Complex64::new(11.0, -2.0));
         assert!(!Complex64::supports(ReduceOp::Max));

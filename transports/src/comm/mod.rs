@@ -24,6 +24,7 @@ pub use element::{Complex64, Element};
 pub use split::MAX_SUBCOMMS;
 
 use crate::error::{Result, TransportError};
+use crate::order::HostOrder;
 pub use crate::transport::ReduceOp;
 use crate::transport::{Context, Counters, NativeCollectives, ReqId, Status, Tag, Transport};
 
@@ -140,6 +141,9 @@ pub struct Comm {
     /// The next context pair a split may take, shared by every communicator over this
     /// transport on this rank.
     next_pair: Arc<AtomicU8>,
+    /// The byte order this rank holds typed elements in (`wire.byte_order`, through the
+    /// transport): what converting them to and from their little-endian wire form starts from.
+    order: HostOrder,
     /// Whether finishing this communicator ends the transport (the world, or a sub-communicator
     /// the transport made itself).
     owns_transport: bool,
@@ -153,6 +157,7 @@ impl Comm {
         Comm {
             rank: t.rank(),
             size: t.size(),
+            order: t.host_order(),
             t,
             group: None,
             p2p: Context::POINT_TO_POINT,

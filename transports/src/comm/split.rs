@@ -68,6 +68,7 @@ impl Comm {
             p2p,
             coll,
             next_pair: self.next_pair.clone(),
+            order: self.order,
             owns_transport: false,
             ids: Default::default(),
         }))

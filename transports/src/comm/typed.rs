@@ -12,7 +12,7 @@ use super::Comm;
 impl Comm {
     /// Sends `values` to `dst` (blocking).
     pub fn send_values<T: Element>(&self, values: &[T], dst: usize, tag: Tag) -> Result<()> {
-        self.send(&wire(values), dst, tag)
+        self.send(&wire(values, self.order), dst, tag)
     }
 
     /// Receives into `values` from `src` (blocking); the status counts bytes.
@@ -22,7 +22,7 @@ impl Comm {
         src: usize,
         tag: Tag,
     ) -> Result<Status> {
-        with_wire_mut(values, |b| self.recv(b, src, tag))
+        with_wire_mut(values, self.order, |b| self.recv(b, src, tag))
     }
 
     /// Sends `send` to `dst` and receives `recv` from `src` at once (a ring or a halo exchange
@@ -37,8 +37,8 @@ impl Comm {
         src: usize,
         recv_tag: Tag,
     ) -> Result<Status> {
-        let out = wire(send);
-        with_wire_mut(recv, |b| {
+        let out = wire(send, self.order);
+        with_wire_mut(recv, self.order, |b| {
             self.sendrecv(&out, dst, send_tag, b, src, recv_tag)
         })
     }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::order::ByteOrders;
+
 /// The single-copy policy (`single_copy` tunable).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SingleCopy {
@@ -58,6 +60,9 @@ pub struct EngineConfig {
     /// Nanoseconds to busy-wait before each send (`inject_delay_ns`): a known slowdown for
     /// checking a regression gate; 0 is off.
     pub inject_delay_ns: u64,
+    /// The byte order headers are encoded as, per rank (`wire.byte_order`): native, except
+    /// where a test makes a rank take a big-endian host's path.
+    pub byte_orders: ByteOrders,
 }
 
 /// Single-copy transfers below this are read by the receiver alone: the sender's share would

@@ -5,6 +5,7 @@
 
 use crate::error::{Result, TransportError};
 use crate::header::{FrameType, Header, COMMON_LEN, FLAG_SINGLE_COPY_OK};
+use crate::order::HostOrder;
 use crate::transport::{ReqId, Status, Tag};
 
 use super::state::{Core, Op, Ptr, RecvOp, RecvPhase, State, Unexpected, UnexpectedKind};
@@ -43,9 +44,11 @@ impl State {
         {
             return Ok(None);
         }
-        let ftag = i32::from_be_bytes(frame[4..8].try_into().expect("4 bytes"));
-        let seq = u32::from_be_bytes(frame[8..12].try_into().expect("4 bytes"));
-        let len = u64::from_be_bytes(frame[16..24].try_into().expect("8 bytes"));
+        // The header's fields as `Header::decode_as` reads them (see header.rs for the layout).
+        let (ftag, seq, len) = match self.order {
+            HostOrder::Native => fields(HostOrder::Native, frame),
+            HostOrder::Big => fields(HostOrder::Big, frame),
+        };
         let payload = &frame[COMMON_LEN..];
         if tag.is_some_and(|t| t != ftag)
             || seq != self.recv_seq[peer]
@@ -227,4 +230,14 @@ impl Core {
         }
         Ok(id)
     }
+}
+
+/// The tag, sequence and message length of an eager frame's common header.
+#[inline(always)]
+fn fields(o: HostOrder, frame: &[u8]) -> (Tag, u32, u64) {
+    (
+        o.get_net(&frame[4..8]),
+        o.get_net(&frame[8..12]),
+        o.get_net(&frame[16..24]),
+    )
 }

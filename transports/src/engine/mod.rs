@@ -37,6 +37,7 @@ use crate::spin::{SpinGuard, SpinLock};
 use crate::transport::{Context, Counters, ReqId, Status, Tag, Transport};
 use crate::wire::{FragKind, Wire};
 
+use crate::order::HostOrder;
 pub use config::{EngineConfig, Schedule, SingleCopy, SHARE_MIN};
 use protocol::encode;
 use state::{Core, Op, Ptr, SendOp, SendPhase, State};
@@ -49,6 +50,8 @@ pub struct Engine {
     rank: usize,
     size: usize,
     timeout: Duration,
+    /// The byte order this rank encodes as (`wire.byte_order`); the state has its own copy.
+    order: HostOrder,
     /// Steps of busy work before each send, on a real clock only: `inject_delay_ns`
     /// converted at start-up (see [`inject`]).
     inject_delay_steps: u64,
@@ -85,6 +88,7 @@ impl Engine {
         let st = State {
             rank,
             size,
+            order: cfg.byte_orders.of(rank),
             cfg,
             max_frame: caps.max_frame,
             wire_single_copy: caps.single_copy,
@@ -121,6 +125,7 @@ impl Engine {
             rank,
             size,
             timeout: cfg.timeout,
+            order: cfg.byte_orders.of(rank),
             inject_delay_steps,
             reporter,
             rx: Mutex::new(None),
@@ -180,6 +185,10 @@ impl Transport for Engine {
         self.clock.now()
     }
 
+    fn host_order(&self) -> HostOrder {
+        self.order
+    }
+
     fn virtual_time(&self) -> bool {
         self.clock.is_virtual()
     }
@@ -233,7 +242,7 @@ impl Transport for Engine {
         h.len = len as u64;
         if dst == self.rank {
             // To self: deliver as one eager frame whatever the size; no wire involved.
-            let (hb, hn) = encode(&h);
+            let (hb, hn) = encode(&h, core.st.order);
             let mut frame = hb[..hn].to_vec();
             frame.extend_from_slice(std::slice::from_raw_parts(buf, len));
             core.st.on_frame(self.rank, &frame)?;
@@ -245,7 +254,7 @@ impl Transport for Engine {
             if core.st.pending_first[dst].is_empty() {
                 // Fast path: nothing queued ahead, so the frame goes straight to the wire and
                 // the send completes here, with no request to track.
-                let (hb, hn) = encode(&h);
+                let (hb, hn) = encode(&h, core.st.order);
                 let payload = std::slice::from_raw_parts(buf, len);
                 let kind = FragKind::Eager { len: len as u64 };
                 let sent = core
@@ -450,6 +459,10 @@ impl Transport for Engine {
         let mut d = core.wire.describe();
         if core.st.single_copy_refused {
             d.push(("single_copy_refused".into(), "yes".into()));
+        }
+        if self.order == HostOrder::Big {
+            // A test mode: say which rank took a big-endian host's path.
+            d.push(("byte_order".into(), "big".into()));
         }
         d
     }

@@ -5,6 +5,7 @@
 
 use crate::error::{Result, TransportError};
 use crate::header::{FrameType, Header, FLAG_SINGLE_COPY_OK, MAX_HEADER_LEN};
+use crate::order::HostOrder;
 use crate::transport::{ReqId, Status};
 use crate::wire::{FragKind, GetOutcome, Protocol};
 
@@ -14,9 +15,9 @@ use super::state::{Core, Ctrl, Op, PutJob, RecvPhase, SendPhase, State};
 /// Frames one progress pass may emit before it polls again, so receiving never starves.
 const SEND_BUDGET: usize = 64;
 
-pub(super) fn encode(h: &Header) -> ([u8; MAX_HEADER_LEN], usize) {
+pub(super) fn encode(h: &Header, order: HostOrder) -> ([u8; MAX_HEADER_LEN], usize) {
     let mut buf = [0u8; MAX_HEADER_LEN];
-    let n = h.encode(&mut buf);
+    let n = h.encode_as(order, &mut buf);
     (buf, n)
 }
 
@@ -28,7 +29,7 @@ impl State {
     /// Handles one frame from `peer`. Runs inside the wire's poll, so it only updates state
     /// and queues work that needs the wire.
     pub(super) fn on_frame(&mut self, peer: usize, frame: &[u8]) -> Result<()> {
-        let h = Header::decode(frame).map_err(|source| TransportError::Header {
+        let h = Header::decode_as(self.order, frame).map_err(|source| TransportError::Header {
             peer: self.stage_err_peer(peer),
             source,
         })?;
@@ -62,7 +63,7 @@ impl State {
                 self.ordered(peer, &h, payload)?;
                 self.recv_seq[peer] = expect.wrapping_add(1);
                 while let Some(held) = self.reorder[peer].remove(&self.recv_seq[peer]) {
-                    let hh = Header::decode(&held).expect("decoded before");
+                    let hh = Header::decode_as(self.order, &held).expect("decoded before");
                     self.ordered(peer, &hh, &held[hh.ty.header_len()..])?;
                     self.recv_seq[peer] = self.recv_seq[peer].wrapping_add(1);
                 }
@@ -253,7 +254,7 @@ impl Core {
                     }
                 };
                 h.src = self.st.rank as u32;
-                let (hb, hn) = encode(&h);
+                let (hb, hn) = encode(&h, self.st.order);
                 if !self.wire.try_send(peer, kind, &hb[..hn], &[])? {
                     break;
                 }
@@ -295,7 +296,7 @@ impl Core {
             }
             (&[], FragKind::Rts { len: s.len as u64 })
         };
-        let (hb, hn) = encode(&h);
+        let (hb, hn) = encode(&h, self.st.order);
         if !self.wire.try_send(dst, kind, &hb[..hn], payload)? {
             return Ok(false);
         }
@@ -390,7 +391,7 @@ impl Core {
                 send_addr: s.buf.0 as u64 + offset as u64,
                 recv_addr: raddr + offset as u64,
             };
-            let (hb, hn) = encode(&h);
+            let (hb, hn) = encode(&h, self.st.order);
             if !self.wire.try_send(dst, kind, &hb[..hn], payload)? {
                 self.st.blocked_scratch[dst] = true;
                 i += 1;

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::error::TransportError;
+use crate::order::HostOrder;
 use crate::transport::{Counters, Status, Tag};
 use crate::wire::Wire;
 
@@ -17,6 +18,8 @@ pub(super) struct State {
     pub(super) rank: usize,
     pub(super) size: usize,
     pub(super) cfg: EngineConfig,
+    /// The byte order this rank encodes headers as (`wire.byte_order`).
+    pub(super) order: HostOrder,
     pub(super) max_frame: usize,
     pub(super) wire_single_copy: bool,
     pub(super) slots: Vec<Slot>,

@@ -180,6 +180,7 @@ fn cfg(eager_limit: usize) -> EngineConfig {
         schedule: Schedule::RoundRobin,
         timeout: Duration::from_secs(10),
         inject_delay_ns: 0,
+        byte_orders: Default::default(),
     }
 }
 

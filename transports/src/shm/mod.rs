@@ -41,8 +41,25 @@ pub const TUNABLES: &[Def] = &[Def {
     help: "byte area of each shm ring (one per ordered rank pair); raised to hold 4 frames of eager_limit or frag_size",
 }];
 
-const MAGIC: u64 = u64::from_be_bytes(*b"FABBSHM1");
+const MAGIC: &[u8; 8] = b"FABBSHM1";
 const HEADER_BYTES: usize = 4096;
+
+/// The segment's header, as rank 0 writes it for the others to check: the magic, then the
+/// rank count and each ring's byte area as u64 in network order. Only ranks of one host map a
+/// segment, but it is encoded like every other header, so nothing depends on that.
+fn segment_header(size: usize, data_cap: usize) -> [u8; 24] {
+    let mut h = [0u8; 24];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..16].copy_from_slice(&(size as u64).to_be_bytes());
+    h[16..24].copy_from_slice(&(data_cap as u64).to_be_bytes());
+    h
+}
+
+/// The rank count and byte area a segment header gives, or None without the magic.
+fn read_segment_header(h: &[u8; 24]) -> Option<(u64, u64)> {
+    let at = |o: usize| u64::from_be_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+    (&h[..8] == MAGIC).then(|| (at(8), at(16)))
+}
 /// Frames one poll takes from one peer before looking at the next (fairness).
 const POLL_BATCH: usize = 32;
 
@@ -192,25 +209,22 @@ impl ShmWire {
         let seg = if rank == 0 {
             let seg = Segment::create(&path, total)
                 .map_err(|e| setup_err(format!("cannot create {}: {e}", path.display())))?;
+            let h = segment_header(size, cfg.data_cap);
             // SAFETY: the header area is HEADER_BYTES long and freshly zeroed.
-            unsafe {
-                let h = seg.base() as *mut u64;
-                h.add(1).write(size as u64);
-                h.add(2).write(cfg.data_cap as u64);
-                h.write(MAGIC);
-            }
+            unsafe { std::ptr::copy_nonoverlapping(h.as_ptr(), seg.base(), h.len()) };
             boot.put("shm/segment", &path.display().to_string())?;
             seg
         } else {
             let p = boot.get("shm/segment", cfg.timeout)?;
             let seg = Segment::open(std::path::Path::new(&p), total)
                 .map_err(|e| setup_err(format!("cannot map {p}: {e}")))?;
+            let mut h = [0u8; 24];
             // SAFETY: the header was written by rank 0 before it published the path.
-            let (magic, n, cap) = unsafe {
-                let h = seg.base() as *const u64;
-                (h.read(), h.add(1).read(), h.add(2).read())
-            };
-            if magic != MAGIC || n != size as u64 || cap != cfg.data_cap as u64 {
+            unsafe { std::ptr::copy_nonoverlapping(seg.base(), h.as_mut_ptr(), h.len()) };
+            let (n, cap) = read_segment_header(&h).ok_or_else(|| {
+                setup_err(format!("{p} is not a fabbench shm segment (no magic)"))
+            })?;
+            if n != size as u64 || cap != cfg.data_cap as u64 {
                 return Err(setup_err(format!(
                     "segment {p} was made for {n} ranks with {cap}-byte rings; this rank expects {size} and {}",
                     cfg.data_cap
@@ -500,15 +514,44 @@ impl Wire for ShmWire {
 mod tests {
     use super::*;
     use crate::comm::{Comm, ReduceOp};
+
     use crate::engine::{Engine, EngineConfig, Schedule, SingleCopy};
+    use crate::order::{ByteOrders, HostOrder};
     use std::sync::Arc;
     use std::thread;
+
+    #[test]
+    fn the_segment_header_has_its_golden_bytes() {
+        let h = segment_header(3, 0x0010_0000);
+        assert_eq!(
+            h,
+            [
+                b'F', b'A', b'B', b'B', b'S', b'H', b'M', b'1', // magic
+                0, 0, 0, 0, 0, 0, 0, 3, // ranks
+                0, 0, 0, 0, 0, 0x10, 0, 0, // ring byte area
+            ]
+        );
+        assert_eq!(read_segment_header(&h), Some((3, 0x0010_0000)));
+        let mut bad = h;
+        bad[7] = b'0';
+        assert_eq!(read_segment_header(&bad), None);
+    }
 
     fn with_comms(size: usize, single: SingleCopy, f: impl Fn(Comm) + Sync) {
         with_comms_probing(size, single, false, f)
     }
 
     fn with_comms_probing(size: usize, single: SingleCopy, probe: bool, f: impl Fn(Comm) + Sync) {
+        with_comms_ordered(size, single, probe, ByteOrders::default(), f)
+    }
+
+    fn with_comms_ordered(
+        size: usize,
+        single: SingleCopy,
+        probe: bool,
+        byte_orders: ByteOrders,
+        f: impl Fn(Comm) + Sync,
+    ) {
         let (boots, _events) = bench_core::bootstrap::local::group(size);
         let cfg = EngineConfig {
             eager_limit: 4096,
@@ -519,6 +562,7 @@ mod tests {
             schedule: Schedule::RoundRobin,
             timeout: Duration::from_secs(20),
             inject_delay_ns: 0,
+            byte_orders,
         };
         let scfg = ShmConfig::new(64 << 10, cfg.eager_limit, cfg.frag_size, cfg.timeout)
             .with_probe(probe, cfg.single_copy_share);
@@ -533,6 +577,61 @@ mod tests {
                 });
             }
         });
+    }
+
+    /// One rank taking a big-endian host's path and native ones agree on every message and
+    /// collective: headers of every frame type (eager, rendezvous by copy and single copy)
+    /// and typed elements of every kind.
+    #[test]
+    fn a_big_endian_rank_and_native_ones_agree() {
+        let orders = ByteOrders {
+            order: HostOrder::Big,
+            only_rank: Some(1),
+        };
+        for single in [SingleCopy::Off, SingleCopy::On] {
+            with_comms_ordered(3, single, false, orders, |c| {
+                let me = c.rank();
+                for size in [0usize, 100, 4097, 100_000] {
+                    let out: Vec<u8> = (0..size).map(|i| (i * 7 + me) as u8).collect();
+                    let mut inb = vec![0u8; size];
+                    let (to, from) = ((me + 1) % 3, (me + 2) % 3);
+                    let s = c.isend(&out, to, -5).unwrap();
+                    let st = c.recv(&mut inb, from, -5).unwrap();
+                    s.wait().unwrap();
+                    assert_eq!((st.source, st.tag, st.len), (from, -5, size));
+                    assert!(inb
+                        .iter()
+                        .enumerate()
+                        .all(|(i, b)| *b == (i * 7 + from) as u8));
+                }
+                let x = [me as f64 + 0.25, -(me as f64)];
+                let mut sum = [0.0; 2];
+                c.allreduce(&x, &mut sum, ReduceOp::Sum).unwrap();
+                assert_eq!(sum, [3.75, -3.0]);
+                let big = [0x0102_0304_0506_0708u64 + me as u64];
+                let mut most = [0u64];
+                c.allreduce(&big, &mut most, ReduceOp::Max).unwrap();
+                assert_eq!(most, [0x0102_0304_0506_070a]);
+                let z = [crate::comm::Complex64::new(1.0, me as f64)];
+                let mut zs = [crate::comm::Complex64::default()];
+                c.allreduce(&z, &mut zs, ReduceOp::Sum).unwrap();
+                assert_eq!(zs[0], crate::comm::Complex64::new(3.0, 3.0));
+                let mine = [-(me as i32) - 1, 1000 * me as i32];
+                let mut all = [0i32; 6];
+                c.allgather(&mine, &mut all).unwrap();
+                assert_eq!(all, [-1, 0, -2, 1000, -3, 2000]);
+                let mut prefix = [0u32];
+                c.scan(&[me as u32 + 1], &mut prefix, ReduceOp::Sum)
+                    .unwrap();
+                assert_eq!(prefix[0], [1, 3, 6][me]);
+                let send = [me as f32 * 0.5; 4];
+                let mut got = [0f32; 4];
+                c.sendrecv_values(&send, (me + 1) % 3, 9, &mut got, (me + 2) % 3, 9)
+                    .unwrap();
+                assert_eq!(got, [((me + 2) % 3) as f32 * 0.5; 4]);
+                c.finish().unwrap();
+            });
+        }
     }
 
     #[test]
