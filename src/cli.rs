@@ -312,6 +312,12 @@ pub fn command() -> clap::Command {
                     .value_name(o.value_name)
                     .value_parser(clap::value_parser!(u64)),
                 OptionKind::Text | OptionKind::Values(_) => arg.value_name(o.value_name),
+                // Attached only, so a following suite name is never taken for its value.
+                OptionKind::FlagOrValue => arg
+                    .value_name(o.value_name)
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value(""),
             };
             run = run.arg(arg);
         }
@@ -379,7 +385,7 @@ pub fn suite_args(
                     args.set(o.long, v.to_string());
                 }
             }
-            OptionKind::Text | OptionKind::Values(_) => {
+            OptionKind::Text | OptionKind::Values(_) | OptionKind::FlagOrValue => {
                 if let Some(v) = run.get_one::<String>(o.long) {
                     args.set(o.long, v.clone());
                 }

@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 
-use suites::{Dash, OptionDef};
+use suites::{Dash, OptionDef, OptionKind};
 
 /// The single-dash options given: (name without the dash, values joined by spaces).
 pub type Given = Vec<(String, String)>;
@@ -107,10 +107,27 @@ pub fn split(args: Vec<OsString>, shorts: &[char]) -> Result<(Vec<OsString>, Giv
                 names.join(" ")
             ));
         }
-        rest.push(args[at + 1 + i].clone());
+        rest.push(attached_value(w).unwrap_or_else(|| args[at + 1 + i].clone()));
         i += 1;
     }
     Ok((rest, given))
+}
+
+/// `-z50,95` as clap takes it, `--tail-lat=50,95`: a short flag with an optional value takes
+/// it attached only (so `-z osu_bw` never eats a suite), and clap attaches a short's value
+/// only after `=`.
+fn attached_value(word: &str) -> Option<OsString> {
+    let mut chars = word.strip_prefix('-')?.chars();
+    let short = chars.next()?;
+    let value: String = chars.collect();
+    if value.is_empty() || value.starts_with('=') {
+        return None;
+    }
+    suites::SUITES
+        .iter()
+        .flat_map(|s| s.options())
+        .find(|o| o.kind == OptionKind::FlagOrValue && o.short == Some(short))
+        .map(|o| OsString::from(format!("--{}={value}", o.long)))
 }
 
 #[cfg(test)]
@@ -121,6 +138,22 @@ mod tests {
         let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
         split(args, &run_shorts(&crate::cli::command()))
             .map(|(r, g)| (r.into_iter().map(|a| a.into_string().unwrap()).collect(), g))
+    }
+
+    #[test]
+    fn an_attached_optional_value_is_given_to_its_long_form() {
+        let (rest, _) = split_words("fabbench run osu_latency -z50,95 -z -c").unwrap();
+        assert_eq!(
+            rest,
+            [
+                "fabbench",
+                "run",
+                "osu_latency",
+                "--tail-lat=50,95",
+                "-z",
+                "-c"
+            ]
+        );
     }
 
     #[test]

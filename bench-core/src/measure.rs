@@ -192,6 +192,9 @@ pub enum Layout {
         /// `-z`: P50, P90 and P99 columns.
         #[serde(default)]
         tail: bool,
+        /// `-z50,95`: the percentiles of those columns, when not OSU's 50, 90 and 99.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tail_at: Vec<u64>,
         /// `-c`: a Validation column.
         #[serde(default)]
         validation: bool,

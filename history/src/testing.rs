@@ -58,6 +58,7 @@ pub(crate) fn latency_run(id: &str, start: &str, us: f64) -> Run {
                 title: "OSU MPI Latency Test v7.4".into(),
                 column: "Avg Latency(us)".into(),
                 tail: false,
+                tail_at: Vec::new(),
                 validation: false,
             },
             points: [1, 8]

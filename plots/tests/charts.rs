@@ -342,6 +342,7 @@ fn kernel_runs(dir: &Path) -> Vec<PathBuf> {
             title: "NPB EP".into(),
             column: "Time in seconds".into(),
             tail: false,
+            tail_at: Vec::new(),
             validation: false,
         };
         s.points = vec![Point {

@@ -43,6 +43,7 @@ pub fn run(id: &str, fabrics: &[&str], points: &[P<'_>]) -> Run {
                     title: "t".into(),
                     column: "c".into(),
                     tail: false,
+                    tail_at: Vec::new(),
                     validation: false,
                 },
                 points: vec![point],

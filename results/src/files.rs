@@ -287,6 +287,7 @@ mod tests {
                     title: "t".into(),
                     column: "c".into(),
                     tail: false,
+                    tail_at: Vec::new(),
                     validation: false,
                 },
                 points,

@@ -808,6 +808,7 @@ mod tests {
             title: "OSU MPI Latency Test v7.4".into(),
             column: "Avg Latency(us)".into(),
             tail: false,
+            tail_at: Vec::new(),
             validation: false,
         };
         assert!(MpptestFiles.export(&run(vec![s])).unwrap().is_empty());

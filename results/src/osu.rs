@@ -18,9 +18,11 @@ const FLOAT_PRECISION: usize = 2;
 
 /// Which optional columns are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Columns {
+pub struct Columns<'a> {
     /// `-z`: P50, P90 and P99 of the per-iteration samples.
     pub tail: bool,
+    /// `-z50,95`: the percentiles instead of OSU's default three.
+    pub tail_at: &'a [u64],
     /// `-c`: Pass/Fail per size.
     pub validation: bool,
 }
@@ -28,20 +30,33 @@ pub struct Columns {
 /// OSU's tail percentiles.
 const TAILS: [u64; 3] = [50, 90, 99];
 
+impl Columns<'_> {
+    /// The percentiles of the tail columns.
+    fn tails(&self) -> &[u64] {
+        if self.tail_at.is_empty() {
+            &TAILS
+        } else {
+            self.tail_at
+        }
+    }
+}
+
 /// The parts of an OSU layout: title, metric column and optional columns (None for another
 /// format's layout).
-fn parts(layout: &Layout) -> Option<(&str, &str, Columns)> {
+fn parts(layout: &Layout) -> Option<(&str, &str, Columns<'_>)> {
     match layout {
         Layout::Osu {
             title,
             column,
             tail,
+            tail_at,
             validation,
         } => Some((
             title,
             column,
             Columns {
                 tail: *tail,
+                tail_at,
                 validation: *validation,
             },
         )),
@@ -51,7 +66,7 @@ fn parts(layout: &Layout) -> Option<(&str, &str, Columns)> {
 
 /// The blank line, title and datatype lines, `comment` (fabbench's own line, which OSU
 /// parsers skip like any `#` line) and the `# Size` line.
-pub fn header(title: &str, column: &str, cols: Columns, comment: &str) -> String {
+pub fn header(title: &str, column: &str, cols: Columns<'_>, comment: &str) -> String {
     let mut out = format!("\n# {title}\n# Datatype: MPI_CHAR.\n{comment}");
     out.push_str(&format!(
         "{:<SIZE_WIDTH$}{:>FIELD_WIDTH$}",
@@ -66,7 +81,7 @@ pub fn header(title: &str, column: &str, cols: Columns, comment: &str) -> String
         } else {
             "Tail Lat(us)"
         };
-        for p in TAILS {
+        for p in cols.tails() {
             out.push_str(&format!("{:>FIELD_WIDTH$}", format!("P{p} {unit}")));
         }
     }
@@ -82,7 +97,7 @@ pub fn osu_percentile(sorted: &[f64], p: u64) -> f64 {
 }
 
 /// One row for one size.
-pub fn row(point: &Point, cols: Columns) -> String {
+pub fn row(point: &Point, cols: Columns<'_>) -> String {
     let mut out = format!(
         "{:<SIZE_WIDTH$}{:>FIELD_WIDTH$.FLOAT_PRECISION$}",
         point.size(),
@@ -99,7 +114,7 @@ pub fn row(point: &Point, cols: Columns) -> String {
     if cols.tail && !point.samples_ns.is_empty() {
         let mut values = point.values();
         values.sort_by(|a, b| a.total_cmp(b));
-        for p in TAILS {
+        for &p in cols.tails() {
             let v = osu_percentile(&values, p);
             out.push_str(&format!("{v:>FIELD_WIDTH$.FLOAT_PRECISION$}"));
         }
@@ -306,6 +321,7 @@ mod tests {
     fn optional_columns() {
         let cols = Columns {
             tail: true,
+            tail_at: &[],
             validation: true,
         };
         let h = header(LAT.0, LAT.1, cols, "");
@@ -317,6 +333,7 @@ mod tests {
             "Bandwidth (MB/s)",
             Columns {
                 tail: true,
+                tail_at: &[],
                 validation: false,
             },
             "",
@@ -335,6 +352,18 @@ mod tests {
         assert_eq!(
             r,
             "1024                      0.51                Pass                0.50                0.90                0.99\n"
+        );
+        // -z50,95: those percentiles, by the same rule
+        let chosen = Columns {
+            tail: true,
+            tail_at: &[50, 95],
+            validation: false,
+        };
+        assert!(header(LAT.0, LAT.1, chosen, "")
+            .ends_with("Avg Latency(us)    P50 Tail Lat(us)    P95 Tail Lat(us)\n"));
+        assert_eq!(
+            row(&p, chosen),
+            "1024                      0.51                0.50                0.95\n"
         );
     }
 

@@ -22,13 +22,16 @@ pub enum OptionKind {
     Text,
     /// This many values (`-size START END STRIDE`), kept space-separated for the suite.
     Values(usize),
+    /// A flag that may carry a value attached (`-z`, `-z50,95`, `--tail-lat=50,95`); given
+    /// bare it maps to an empty value, as a flag does.
+    FlagOrValue,
 }
 
 impl OptionKind {
     /// How many command-line words follow the option.
     pub fn arity(&self) -> usize {
         match *self {
-            OptionKind::Flag => 0,
+            OptionKind::Flag | OptionKind::FlagOrValue => 0,
             OptionKind::Count | OptionKind::Text => 1,
             OptionKind::Values(n) => n,
         }

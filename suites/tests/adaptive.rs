@@ -109,6 +109,7 @@ impl Suite for Probe {
             title: "probe".into(),
             column: "Latency(us)".into(),
             tail: false,
+            tail_at: Vec::new(),
             validation: false,
         }
     }

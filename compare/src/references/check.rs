@@ -224,6 +224,7 @@ pub(crate) mod tests {
                     title: "t".into(),
                     column: "c".into(),
                     tail: false,
+                    tail_at: Vec::new(),
                     validation: false,
                 },
                 points: vec![point(8, vec![2000, 3000, 4000]), point(64, vec![6000])],

@@ -81,6 +81,7 @@ impl Suite for Loggp {
             ),
             column: "Time(us)".into(),
             tail: false,
+            tail_at: Vec::new(),
             validation: p.validate,
         }
     }
@@ -160,6 +161,7 @@ mod tests {
                 title: "fabbench LogGP patterns: time per message, one block of sizes per pattern (send, recv)".into(),
                 column: "Time(us)".into(),
                 tail: false,
+                tail_at: Vec::new(),
                 validation: true,
             }
         );

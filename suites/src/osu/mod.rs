@@ -274,6 +274,7 @@ impl<T: OsuTest> Suite for Osu<T> {
             title: format!("{} {OSU_VERSION}", T::TITLE),
             column: T::COLUMN.into(),
             tail: p.tail,
+            tail_at: p.tail_at.clone(),
             validation: p.validate,
         }
     }
@@ -401,6 +402,7 @@ mod tests {
                 title: "OSU MPI Latency Test v7.4".into(),
                 column: "Avg Latency(us)".into(),
                 tail: true,
+                tail_at: Vec::new(),
                 validation: false
             }
         );

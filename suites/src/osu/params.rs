@@ -26,6 +26,9 @@ pub struct OsuParams {
     pub validate: bool,
     /// `-z`: print P50, P90 and P99 columns.
     pub tail: bool,
+    /// `-z50,95`: the percentiles of the tail columns, when not OSU's 50, 90 and 99.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tail_at: Vec<u64>,
     /// Exact sizes, ascending, instead of `-m`'s doubling sequence: not an OSU option, for
     /// library callers (autotune measures between powers of two when it refines a threshold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,9 +96,9 @@ pub static OPTIONS: &[OptionDef] = &[
         long: "tail-lat",
         short: Some('z'),
         dash: Dash::Two,
-        kind: OptionKind::Flag,
-        value_name: "",
-        help: "Print tail latency percentile columns (P50, P90, P99), as OSU's -z",
+        kind: OptionKind::FlagOrValue,
+        value_name: "P,P...",
+        help: "Print tail latency percentile columns (P50, P90, P99, or those listed: -z50,95 or --tail-lat=50,95), as OSU's -z",
     },
 ];
 
@@ -127,6 +130,7 @@ impl OsuParams {
             window,
             validate: args.flag("validation"),
             tail: args.flag("tail-lat"),
+            tail_at: tail_percentiles(args.get("tail-lat").unwrap_or(""))?,
             size_list: None,
         })
     }
@@ -150,6 +154,21 @@ pub fn check_counts(iterations: Option<u64>, warmup: Option<u64>) -> Result<(), 
         )));
     }
     Ok(())
+}
+
+/// `-z`'s optional list, `50,95`: whole percentiles 1 to 99, as OSU's integer rule takes them.
+fn tail_percentiles(text: &str) -> Result<Vec<u64>, ParamError> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|p| match p.trim().parse::<u64>() {
+            Ok(v) if (1..=99).contains(&v) => Ok(v),
+            _ => Err(usage(format!(
+                "-z{text}: '{p}' is not a percentile; list whole numbers 1 to 99, such as -z50,95"
+            ))),
+        })
+        .collect()
 }
 
 /// OSU's `-m [MIN:]MAX` (and `MIN:`), with sizes such as 4K accepted.
@@ -226,9 +245,23 @@ mod tests {
                 window: Some(8),
                 validate: true,
                 tail: false,
+                tail_at: Vec::new(),
                 size_list: None,
             }
         );
+        a.set("tail-lat", "50,95");
+        assert_eq!(OsuParams::from_args(&a).unwrap().tail_at, vec![50, 95]);
+        a.set("tail-lat", "99.9");
+        assert!(OsuParams::from_args(&a)
+            .unwrap_err()
+            .0
+            .contains("'99.9' is not a percentile"));
+        a.set("tail-lat", "");
+        a.set("iterations", "4294967297");
+        assert!(OsuParams::from_args(&a)
+            .unwrap_err()
+            .0
+            .contains("at most 10000000 timed iterations"));
         a.set("iterations", "0");
         assert!(OsuParams::from_args(&a)
             .unwrap_err()
