@@ -141,9 +141,8 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
         return;
     }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let rank = match words.as_slice() {
-        ["HELLO", rank, token] if unescape(token) == shared.token => match rank.parse::<usize>() {
+    let rank = match parse_hello(&line) {
+        Some((rank, token)) if token == shared.token => match rank.parse::<usize>() {
             Ok(r) if r < shared.size => r,
             _ => {
                 let _ = writeln!(writer, "ERR bad rank");
@@ -180,45 +179,24 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let trimmed = line.trim_end_matches(['\n', '\r']);
-        let (verb, rest) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
-        let reply = match verb {
-            "PUT" => {
-                let (k, v) = rest.split_once(' ').unwrap_or((rest, ""));
+        let reply = match Request::parse(&line) {
+            Request::Put { key, value } => {
                 let mut st = shared.state.lock().unwrap();
-                st.kv.insert(unescape(k), unescape(v));
+                st.kv.insert(key, value);
                 shared.changed.notify_all();
                 Some("OK".to_string())
             }
-            "GET" => {
-                let (k, ms) = rest.split_once(' ').unwrap_or((rest, "0"));
-                Some(get(&shared, &unescape(k), parse_ms(ms)))
-            }
-            "FENCE" => {
-                let (name, ms) = rest.split_once(' ').unwrap_or((rest, "0"));
-                Some(fence(&shared, rank, &unescape(name), parse_ms(ms)))
-            }
-            "STAGE" => {
-                emit(
-                    &shared,
-                    ServerEvent::Stage {
-                        rank,
-                        text: unescape(rest),
-                    },
-                );
+            Request::Get { key, wait } => Some(get(&shared, &key, wait)),
+            Request::Fence { name, wait } => Some(fence(&shared, rank, &name, wait)),
+            Request::Stage(text) => {
+                emit(&shared, ServerEvent::Stage { rank, text });
                 None
             }
-            "EVENT" => {
-                emit(
-                    &shared,
-                    ServerEvent::Event {
-                        rank,
-                        json: rest.to_string(),
-                    },
-                );
+            Request::Event(json) => {
+                emit(&shared, ServerEvent::Event { rank, json });
                 None
             }
-            _ => Some(format!("ERR unknown request {}", escape(verb))),
+            Request::Unknown(verb) => Some(format!("ERR unknown request {}", escape(&verb))),
         };
         if let Some(r) = reply {
             if writeln!(writer, "{r}").is_err() {
@@ -229,8 +207,79 @@ fn serve(stream: TcpStream, shared: Arc<Shared>) {
     emit(&shared, ServerEvent::Closed { rank });
 }
 
+/// The longest wait a request may ask for. A peer's number is capped here rather than trusted:
+/// `Instant::now() + u64::MAX ms` overflows and would panic the connection's thread.
+pub const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
 fn parse_ms(text: &str) -> Duration {
-    Duration::from_millis(text.trim().parse().unwrap_or(0))
+    Duration::from_millis(text.trim().parse().unwrap_or(0)).min(MAX_WAIT)
+}
+
+/// A connection's greeting, `HELLO rank token`: the rank as sent (the server checks it against
+/// the job's size) and the unescaped token; `None` for any other line.
+pub fn parse_hello(line: &str) -> Option<(&str, String)> {
+    match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["HELLO", rank, token] => Some((rank, unescape(token))),
+        _ => None,
+    }
+}
+
+/// One request line after the greeting, decoded (arguments unescaped). Every line decodes to
+/// something: an unknown verb is answered with an error, and a missing or unreadable timeout
+/// is no wait at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    Put {
+        key: String,
+        value: String,
+    },
+    /// `wait` is at most [`MAX_WAIT`].
+    Get {
+        key: String,
+        wait: Duration,
+    },
+    /// `wait` is at most [`MAX_WAIT`].
+    Fence {
+        name: String,
+        wait: Duration,
+    },
+    Stage(String),
+    /// The JSON text as sent (the collector decodes it).
+    Event(String),
+    Unknown(String),
+}
+
+impl Request {
+    pub fn parse(line: &str) -> Request {
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        let (verb, rest) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
+        match verb {
+            "PUT" => {
+                let (k, v) = rest.split_once(' ').unwrap_or((rest, ""));
+                Request::Put {
+                    key: unescape(k),
+                    value: unescape(v),
+                }
+            }
+            "GET" => {
+                let (k, ms) = rest.split_once(' ').unwrap_or((rest, "0"));
+                Request::Get {
+                    key: unescape(k),
+                    wait: parse_ms(ms),
+                }
+            }
+            "FENCE" => {
+                let (name, ms) = rest.split_once(' ').unwrap_or((rest, "0"));
+                Request::Fence {
+                    name: unescape(name),
+                    wait: parse_ms(ms),
+                }
+            }
+            "STAGE" => Request::Stage(unescape(rest)),
+            "EVENT" => Request::Event(rest.to_string()),
+            other => Request::Unknown(other.to_string()),
+        }
+    }
 }
 
 fn get(shared: &Shared, key: &str, timeout: Duration) -> String {
@@ -610,6 +659,45 @@ mod tests {
             server.next_event(Duration::from_secs(2)),
             Some(ServerEvent::Closed { rank: 0 })
         );
+    }
+
+    #[test]
+    fn a_huge_timeout_is_capped_so_the_deadline_can_be_computed() {
+        // A peer's u64::MAX milliseconds: the server's `Instant::now() + wait` panicked.
+        for line in [
+            "GET k 18446744073709551615",
+            "FENCE f 18446744073709551615\n",
+        ] {
+            let wait = match Request::parse(line) {
+                Request::Get { wait, .. } | Request::Fence { wait, .. } => wait,
+                other => panic!("{other:?}"),
+            };
+            assert!(Instant::now().checked_add(wait).is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn request_lines_decode() {
+        assert_eq!(
+            Request::parse("PUT a%20key v%0A\n"),
+            Request::Put {
+                key: "a key".into(),
+                value: "v\n".into()
+            }
+        );
+        assert_eq!(
+            Request::parse("GET k"),
+            Request::Get {
+                key: "k".into(),
+                wait: Duration::ZERO
+            }
+        );
+        assert_eq!(Request::parse(""), Request::Unknown(String::new()));
+        assert_eq!(
+            parse_hello("HELLO 3 a%20b\n"),
+            Some(("3", "a b".to_string()))
+        );
+        assert_eq!(parse_hello("HELLO 3"), None);
     }
 
     #[test]
