@@ -233,8 +233,13 @@ impl Registry {
     }
 
     fn closest(&self, name: &str) -> Option<String> {
+        let len = name.chars().count();
         self.defs
             .iter()
+            // The distance is at least the difference in length: a name far longer than any
+            // tunable (a whole file given as one) is not compared character by character
+            // with each of them.
+            .filter(|d| len.abs_diff(d.name.len()) <= 3.max(d.name.len() / 4))
             .map(|d| (edit_distance(name, d.name), d.name))
             .filter(|(dist, cand)| *dist <= 3.max(cand.len() / 4))
             .min()
