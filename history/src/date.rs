@@ -54,7 +54,12 @@ impl Date {
         }
         let offset = match rest {
             "Z" | "z" => 0,
-            _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+            // Compared as bytes: the text may hold characters of several bytes (slicing it at
+            // byte offsets could cut one), and the slices below then fall on ASCII bytes.
+            _ if rest.len() == 6
+                && matches!(rest.as_bytes()[0], b'+' | b'-')
+                && rest.as_bytes()[3] == b':' =>
+            {
                 let sign = if rest.starts_with('-') { -1 } else { 1 };
                 let h: i64 = rest[1..3].parse().map_err(|_| bad("bad offset"))?;
                 let m: i64 = rest[4..6].parse().map_err(|_| bad("bad offset"))?;
@@ -177,6 +182,10 @@ mod tests {
             "yesterday",
             "2026-01-01T00:00:00+0100",
             "2026-01-01T00:00:00.Z",
+            // Six bytes of offset that are not six characters: slicing them at byte offsets
+            // panicked (found while writing the history_entry fuzz target).
+            "2026-03-01T12:00:00\u{e9}1:00",
+            "2026-03-01T12:00:00+1\u{e9}00",
         ] {
             let e = Date::parse(bad).unwrap_err().to_string();
             assert!(
