@@ -101,21 +101,37 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
             };
             let points = sizes
                 .iter()
-                .map(|(size, ns)| Point {
-                    warmup: None,
-                    key: PointKey::size(*size),
-                    metrics: vec![if bytes == 0 {
+                .map(|(size, ns)| {
+                    let metric = if bytes == 0 {
                         Metric::latency_us(2.0)
                     } else {
-                        Metric::bandwidth_mbs((bytes * size * window) as f64)
-                    }],
-                    samples_ns: ns.clone(),
-                    // A schema-0 run was only written when every check passed.
-                    validated: m.options.validate.then_some(true),
-                    batches: Vec::new(),
-                    split: None,
+                        // The bytes a sample moves; a size and window from the file can make
+                        // more than a u64 holds, which no run measured.
+                        let moved = bytes
+                            .checked_mul(*size)
+                            .and_then(|b| b.checked_mul(window))
+                            .ok_or_else(|| {
+                                malformed(
+                                    &mpath,
+                                    format!(
+                                        "{suite} at size {size} with window {window} moves more                                          bytes per sample than a run can"
+                                    ),
+                                )
+                            })?;
+                        Metric::bandwidth_mbs(moved as f64)
+                    };
+                    Ok(Point {
+                        warmup: None,
+                        key: PointKey::size(*size),
+                        metrics: vec![metric],
+                        samples_ns: ns.clone(),
+                        // A schema-0 run was only written when every check passed.
+                        validated: m.options.validate.then_some(true),
+                        batches: Vec::new(),
+                        split: None,
+                    })
                 })
-                .collect();
+                .collect::<Result<Vec<_>, ResultsError>>()?;
             series.push(Series {
                 suite: suite.clone(),
                 fabric: f.fabric.clone(),
@@ -125,7 +141,6 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     title: title.into(),
                     column: column.into(),
                     tail: m.options.tail,
-                    tail_at: Vec::new(),
                     validation: m.options.validate,
                 },
                 points,
@@ -224,4 +239,35 @@ fn settings_lines(dir: &Path) -> HashMap<String, String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::ResultsError;
+
+    #[test]
+    fn a_window_too_large_to_count_bytes_is_refused() {
+        // Overflowed `2 * size * window` and panicked (found while writing the run_dir fuzz
+        // target): the schema-0 fixture with its window set to 2^62.
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/runs/schema0-rapidio");
+        let text = std::fs::read_to_string(fixture.join("manifest.json")).unwrap();
+        let mut manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+        manifest["options"]["window"] = serde_json::json!(1u64 << 62);
+        let dir =
+            std::env::temp_dir().join(format!("results-legacy-window-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+        std::fs::copy(fixture.join("samples.csv"), dir.join("samples.csv")).unwrap();
+        let got = crate::read_run(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        match got {
+            Err(ResultsError::Malformed { reason, .. }) => {
+                assert!(reason.contains("window 4611686018427387904"), "{reason}")
+            }
+            other => panic!("{:?}", other.map(|r| r.series.len())),
+        }
+    }
 }
