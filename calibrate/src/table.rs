@@ -31,11 +31,17 @@ pub fn read(path: &Path) -> Result<Vec<Target>, CalibrateError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         CalibrateError::Request(format!("--from {}: cannot read it: {e}", path.display()))
     })?;
+    parse(&text, path)
+}
+
+/// A table file's text (what [`read`] reads the file with; public for the fuzz targets).
+/// `path` only names the file in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Vec<Target>, CalibrateError> {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let targets = if first.trim().replace(' ', "") == "suite,size,value" {
-        csv_table(&text, path)?
+        csv_table(text, path)?
     } else {
-        osu_text(&text, path)?
+        osu_text(text, path)?
     };
     if targets.is_empty() {
         return Err(CalibrateError::Request(format!(

@@ -78,15 +78,20 @@ impl Store {
         let mut out = Vec::with_capacity(names.len());
         for path in names {
             let text = fs::read_to_string(&path).map_err(|e| HistoryError::io(&path, e))?;
-            let entry: Entry = serde_json::from_str(&text).map_err(|e| HistoryError::BadEntry {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-            out.push(entry);
+            out.push(parse_entry(&text, &path)?);
         }
         out.sort_by(|a, b| (&a.date, a.seq).cmp(&(&b.date, b.seq)));
         Ok(out)
     }
+}
+
+/// An entry file's text (what [`Store::entries`] reads each file with; public for the fuzz
+/// targets). `path` only names the file in errors.
+pub fn parse_entry(text: &str, path: &Path) -> Result<Entry, HistoryError> {
+    serde_json::from_str(text).map_err(|e| HistoryError::BadEntry {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
 }
 
 /// Adds the runs in `runs` (each a run directory, a scaling run's directory, or a directory

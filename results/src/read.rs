@@ -13,7 +13,7 @@ use crate::source::{malformed, read_text};
 use crate::ResultsError;
 
 /// The samples of a run by (suite, fabric, point key), in iteration order.
-pub(crate) type Samples = HashMap<(String, String, PointKey), Vec<u64>>;
+pub type Samples = HashMap<(String, String, PointKey), Vec<u64>>;
 
 /// The run directories `dir` stands for: a scaling run's directory (`run -n 1,2,4`, holding
 /// scaling.csv) stands for the runs inside it (`nN/RUN_ID`), in name order; any other
@@ -122,7 +122,12 @@ pub fn read_manifest(dir: &Path) -> Result<crate::model::Manifest, ResultsError>
 
 /// samples.csv, grouped by point. The iteration column must count up from 0 within a point.
 pub(crate) fn read_samples(path: &Path) -> Result<Samples, ResultsError> {
-    let text = read_text(path)?;
+    parse_samples(&read_text(path)?, path)
+}
+
+/// samples.csv's text, grouped by point (what [`read_run`] reads the file with; public for the
+/// fuzz targets). `path` only names the file in errors.
+pub fn parse_samples(text: &str, path: &Path) -> Result<Samples, ResultsError> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let mut out: Samples = HashMap::new();
     for (line, row) in r.deserialize::<SampleRow>().enumerate() {
