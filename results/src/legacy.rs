@@ -141,6 +141,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     title: title.into(),
                     column: column.into(),
                     tail: m.options.tail,
+                    tail_at: Vec::new(),
                     validation: m.options.validate,
                 },
                 points,
