@@ -229,3 +229,69 @@ fn emulated_cards_that_cannot_carry_a_message() {
         ],
     );
 }
+
+#[test]
+fn runs_that_could_only_mislead_are_refused() {
+    // A suite twice would write its rows twice and one histogram over the other.
+    refused(
+        &["run", "osu_latency", "osu_latency"],
+        "osu_latency is given twice; name each suite once",
+    );
+    // Size ranges that select nothing.
+    refused(
+        &["run", "osu_latency", "-m", "8M:"],
+        "osu_latency: -m selects no message size (from 8MiB to 4MiB)",
+    );
+    refused(
+        &["run", "osu_latency", "-m", "1G:"],
+        "selects no message size",
+    );
+    refused(
+        &["run", "osu_bw", "-m", "0"],
+        "give -m [MIN:]MAX with 1 <= MIN <= MAX",
+    );
+    // Counts whose samples would not fit in memory.
+    refused(
+        &["run", "osu_latency", "-i", "4294967297"],
+        "-i 4294967297: at most 10000000 timed iterations",
+    );
+    refused(
+        &["run", "osu_latency", "-x", "99999999999"],
+        "-x 99999999999: at most 10000000 warm-up iterations",
+    );
+    // A tunable of a fabric the run does not use would be recorded as set yet do nothing.
+    refused(
+        &["run", "osu_latency", "--set", "hyperlink.gbaud=6.25"],
+        "hyperlink.gbaud is a tunable of hyperlink, which this run does not use (fabrics: shm)",
+    );
+    refused(
+        &["run", "osu_latency", "-z50,101"],
+        "'101' is not a percentile",
+    );
+    refused(
+        &["run", "--resume", "/nonexistent/x.partial"],
+        "--resume /nonexistent/x.partial",
+    );
+}
+
+#[test]
+fn a_model_card_with_an_unknown_key_is_refused() {
+    let dir = scratch("card-typo");
+    let card = dir.join("card.toml");
+    std::fs::write(
+        &card,
+        "fabric = \"bxi\"\n[[param]]\nname = \"latency_ns\"\nvalue = \"900\"\nsoruce = \"[A] typo\"\n",
+    )
+    .unwrap();
+    refused(
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "bxi",
+            "--model",
+            card.to_str().unwrap(),
+        ],
+        "unknown key 'soruce' in a [[param]]",
+    );
+}

@@ -50,7 +50,7 @@ pub enum LaunchError {
         program: String,
         reason: String,
     },
-    #[error("rank {rank} {how}{}", stage.as_ref().map(|s| format!(" during stage '{s}'")).unwrap_or_default())]
+    #[error("rank {rank} {how} during stage '{}'", stage.as_deref().unwrap_or("start"))]
     RankFailed {
         rank: usize,
         /// "exited with status 1", "was killed by signal 9 (SIGKILL)".

@@ -111,10 +111,11 @@ fn processes(
                 .get(&rank)
                 .map(|(_, m)| format!(": {m}"))
                 .unwrap_or_default();
+            // A rank that reported no stage had not reached the bootstrap yet.
             let stage = stage
                 .or_else(|| c.failures.get(&rank).map(|(s, _)| s.clone()))
-                .map(|s| format!(" during stage '{s}'"))
-                .unwrap_or_default();
+                .unwrap_or_else(|| "start".into());
+            let stage = format!(" during stage '{stage}'");
             Err(format!(
                 "rank {rank} {how}{stage}{detail}; the other ranks were stopped"
             ))

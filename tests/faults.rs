@@ -1,0 +1,274 @@
+//! A rank killed at a random point of a job (bootstrap, eager traffic, rendezvous, a
+//! collective) ends the job within 5 s with the rank and the stage named, leaves nothing in
+//! /dev/shm, and leaves in the output directory nothing but the partial run (if a point was
+//! measured before). The launcher killed while it journals results leaves a run the next one
+//! keeps. The points and victims are drawn from a seed printed first:
+//! `FABBENCH_FAULT_SEED=N cargo test --release --test faults -- --nocapture` replays a draw.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A small generator, enough to draw points from a printed seed (splitmix64).
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn rank_pid(frontend: u32, rank: usize) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|p| {
+            parent_of(*p) == Some(frontend)
+                && std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
+                    env.split(|b| *b == 0)
+                        .any(|kv| kv == format!("FABBENCH_RANK={rank}").as_bytes())
+                })
+        })
+}
+
+fn any_children(frontend: u32) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .any(|p| parent_of(p) == Some(frontend))
+}
+
+struct Point {
+    name: &'static str,
+    args: &'static [&'static str],
+    /// Wait this long after the victim appears, drawn up to the bound (ms); 0: at once,
+    /// while it bootstraps.
+    delay_ms: u64,
+    /// Stages the failure may name at this point.
+    stages: &'static [&'static str],
+}
+
+const POINTS: &[Point] = &[
+    Point {
+        name: "bootstrap",
+        args: &["run", "osu_latency", "-m", "8:8", "-i", "1000000"],
+        delay_ms: 0,
+        stages: &["start", "bootstrap", "connect fabric", "osu_latency size 8"],
+    },
+    Point {
+        name: "eager traffic",
+        args: &["run", "osu_latency", "-m", "1:1K", "-i", "300000"],
+        delay_ms: 1500,
+        stages: &["osu_latency size "],
+    },
+    Point {
+        name: "rendezvous",
+        args: &["run", "osu_bw", "-m", "256K:1M", "-i", "100000"],
+        delay_ms: 1500,
+        stages: &["osu_bw size "],
+    },
+    Point {
+        name: "a collective",
+        args: &[
+            "run", "mpptest", "-gop", "-dsum", "-size", "0", "65536", "4096", "-reps", "2000",
+        ],
+        delay_ms: 1500,
+        stages: &["mpptest"],
+    },
+];
+
+fn wait_exit(child: &mut Child, limit: Duration) -> (i32, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st.code().unwrap_or(-1), start.elapsed());
+        }
+        assert!(
+            start.elapsed() < limit,
+            "fabbench did not stop within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What a failed job may leave in its output directory: nothing, or one kept partial run
+/// whose manifest says why.
+fn only_the_partial_run(out: &Path, why: &str) {
+    let left: Vec<_> = std::fs::read_dir(out).unwrap().flatten().collect();
+    assert!(left.len() <= 1, "{why}: {left:?}");
+    if let Some(e) = left.first() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            name.ends_with(".partial") && !name.starts_with('.'),
+            "{why}: {name}"
+        );
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(e.path().join("manifest.json")).unwrap())
+                .unwrap();
+        assert!(m["partial"]["reason"].as_str().is_some(), "{why}: {m}");
+        assert!(e.path().join("samples.csv").is_file(), "{why}");
+    }
+}
+
+#[test]
+fn a_rank_killed_at_random_points_ends_the_job_cleanly() {
+    let _g = serial();
+    let seed = std::env::var("FABBENCH_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    println!("fault seed: {seed} (FABBENCH_FAULT_SEED={seed} replays it)");
+    let mut draw = Draw(seed);
+    for point in POINTS {
+        let fabric = ["shm", "tcp"][draw.below(2) as usize];
+        let victim = draw.below(2) as usize;
+        let delay = match point.delay_ms {
+            0 => 0,
+            n => 300 + draw.below(n),
+        };
+        let why = format!(
+            "{} on {fabric}: rank {victim} killed {delay} ms in",
+            point.name
+        );
+        println!("{why}");
+        let before = shm_segments();
+        let out = scratch("fault");
+        let mut child = Command::new(bin())
+            .args(point.args)
+            .args(["--fabric", fabric, "--out"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let pid = loop {
+            if let Some(p) = rank_pid(child.id(), victim) {
+                break p;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "{why}: no rank");
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        std::thread::sleep(Duration::from_millis(delay));
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let (code, took) = wait_exit(&mut child, Duration::from_secs(20));
+        let err = {
+            use std::io::Read;
+            let mut s = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
+            s
+        };
+        println!("  -> exit {code} after {took:?}: {}", err.trim());
+        assert_eq!(code, 1, "{why}: {err}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{why}: stopping took {took:?}"
+        );
+        assert!(
+            err.contains(&format!("rank {victim} was killed by signal 9 (SIGKILL)")),
+            "{why}: the victim is not named: {err}"
+        );
+        assert!(
+            point
+                .stages
+                .iter()
+                .any(|s| err.contains(&format!("during stage '{s}"))),
+            "{why}: no expected stage named: {err}"
+        );
+        assert!(!any_children(child.id()), "{why}: ranks left running");
+        let new: Vec<String> = shm_segments()
+            .into_iter()
+            .filter(|s| !before.contains(s))
+            .collect();
+        assert!(new.is_empty(), "{why}: shared memory left: {new:?}");
+        only_the_partial_run(&out, &why);
+    }
+    // The launcher itself, killed at a random moment while it journals a sweep's points:
+    // the next run into the same directory keeps what it had.
+    let out = scratch("fault-launcher");
+    let delay = 300 + draw.below(1500);
+    println!("launcher killed {delay} ms into a sweep");
+    let mut child = Command::new(bin())
+        .args(["run", "osu_latency", "-m", "1:4K", "-i", "20000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(delay));
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = wait_exit(&mut child, Duration::from_secs(5));
+    // Its ranks find their launcher gone within the bootstrap's wait.
+    let limit = Instant::now() + Duration::from_secs(40);
+    while std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .any(|p| parent_of(p) == Some(child.id()) || orphan_rank_of(p, &out))
+    {
+        assert!(Instant::now() < limit, "ranks outlived their launcher");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let next = raw(&[
+        "run",
+        "osu_latency",
+        "--fabric",
+        "rapidio",
+        "-m",
+        "8:8",
+        "-i",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(next.status.code(), Some(0));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with('.')),
+        "a working directory was left: {names:?}"
+    );
+    assert!(names.len() <= 2, "{names:?}");
+}
+
+/// Whether process `p` is a rank of a job writing into `out` (its launcher gone, it has
+/// been re-parented).
+fn orphan_rank_of(p: u32, out: &Path) -> bool {
+    let _ = out;
+    std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(bin().as_bytes()))
+        && std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
+            env.split(|b| *b == 0)
+                .any(|kv| kv.starts_with(b"FABBENCH_RANK="))
+        })
+}
