@@ -27,7 +27,10 @@ sample() {
     r=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
     [ -n "$r" ] || continue
     rss=$((rss + r))
-    fds=$((fds + $(ls "/proc/$p/fd" 2>/dev/null | wc -l)))
+    # A process may end between the listing and the count: its descriptors count as none.
+    local f
+    f=$(ls "/proc/$p/fd" 2>/dev/null | wc -l) || f=0
+    fds=$((fds + f))
     n=$((n + 1))
   done
   local shm avail

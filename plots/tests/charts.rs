@@ -493,3 +493,21 @@ fn a_directory_that_is_neither_kind_is_refused_by_name() {
     assert!(e.ends_with("no such run directory"), "{e}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_partial_run_is_marked_in_the_legend() {
+    let input = Input::load(&data("emu")).unwrap();
+    let mut run = input.run().unwrap().clone();
+    let curve = |run: &results::Run| {
+        plots::label::names(&[plots::label::Curve {
+            run,
+            series: &run.series[0],
+        }])
+    };
+    assert!(!curve(&run)[0].contains("partial"));
+    run.manifest.partial = Some(results::model::Partial {
+        reason: "interrupted".into(),
+        finished: Vec::new(),
+    });
+    assert_eq!(curve(&run), ["rapidio (emulated) (partial run)"]);
+}

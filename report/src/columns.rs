@@ -290,6 +290,18 @@ mod tests {
     }
 
     #[test]
+    fn a_partial_run_is_named_so() {
+        let mut b = run("B", &["shm"], &[]);
+        b.manifest.partial = Some(results::model::Partial {
+            reason: "interrupted".into(),
+            finished: Vec::new(),
+        });
+        let inputs =
+            Inputs::new(vec![("a".into(), run("A", &["shm"], &[])), ("b".into(), b)]).unwrap();
+        assert_eq!(labels(&inputs, By::Run), ["A", "B (partial)"]);
+    }
+
+    #[test]
     fn run_labels_name_the_fabric_only_when_the_run_has_several() {
         let inputs = Inputs::new(vec![
             ("a".into(), run("A", &["shm", "tcp"], &[])),

@@ -152,4 +152,19 @@ mod tests {
         assert!(text.starts_with("## fabbench compare: no change"), "{text}");
         assert!(!text.contains("### Regressions"), "{text}");
     }
+
+    #[test]
+    fn a_partial_run_is_said_to_be_one() {
+        let mut c = comparison();
+        c.candidate.partial = Some("interrupted (SIGINT)".into());
+        for text in [
+            Markdown.render(&c).unwrap(),
+            super::super::table::Table.render(&c).unwrap(),
+        ] {
+            assert!(
+                text.contains("is a partial run (interrupted (SIGINT)): only the points it measured are compared"),
+                "{text}"
+            );
+        }
+    }
 }
