@@ -9,34 +9,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-fn children_of(pid: u32) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let after = s.rsplit_once(')')?.1;
-                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
-                })
-                == Some(pid)
-        })
-        .collect()
-}
-
-fn rank_pid(frontend: u32, rank: usize) -> Option<u32> {
-    children_of(frontend).into_iter().find(|p| {
-        std::fs::read(format!("/proc/{p}/environ"))
-            .map(|env| {
-                env.split(|b| *b == 0)
-                    .any(|kv| kv == format!("FABBENCH_RANK={rank}").as_bytes())
-            })
-            .unwrap_or(false)
-    })
-}
-
 fn wait_for_rank(child: &Child, rank: usize) -> u32 {
     let start = Instant::now();
     loop {
@@ -50,20 +22,6 @@ fn wait_for_rank(child: &Child, rank: usize) -> u32 {
             "rank {rank} never started"
         );
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_exit(child: &mut Child, limit: Duration) -> (i32, Duration) {
-    let start = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            return (st.code().unwrap_or(-1), start.elapsed());
-        }
-        assert!(
-            start.elapsed() < limit,
-            "fabbench did not stop within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

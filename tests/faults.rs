@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -29,36 +29,8 @@ impl Draw {
     }
 }
 
-fn parent_of(pid: u32) -> Option<u32> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-fn rank_pid(frontend: u32, rank: usize) -> Option<u32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .find(|p| {
-            parent_of(*p) == Some(frontend)
-                && std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
-                    env.split(|b| *b == 0)
-                        .any(|kv| kv == format!("FABBENCH_RANK={rank}").as_bytes())
-                })
-        })
-}
-
 fn any_children(frontend: u32) -> bool {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .any(|p| parent_of(p) == Some(frontend))
+    !children_of(frontend).is_empty()
 }
 
 struct Point {
@@ -99,20 +71,6 @@ const POINTS: &[Point] = &[
         stages: &["mpptest"],
     },
 ];
-
-fn wait_exit(child: &mut Child, limit: Duration) -> (i32, Duration) {
-    let start = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            return (st.code().unwrap_or(-1), start.elapsed());
-        }
-        assert!(
-            start.elapsed() < limit,
-            "fabbench did not stop within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 /// What a failed job may leave in its output directory: nothing, or one kept partial run
 /// whose manifest says why.
@@ -237,19 +195,7 @@ fn a_rank_killed_at_random_points_ends_the_job_cleanly() {
         assert!(Instant::now() < limit, "ranks outlived their launcher");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let next = raw(&[
-        "run",
-        "osu_latency",
-        "--fabric",
-        "rapidio",
-        "-m",
-        "8:8",
-        "-i",
-        "10",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(next.status.code(), Some(0));
+    quick_run(&out);
     let names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .flatten()

@@ -201,19 +201,7 @@ fn a_launcher_killed_outright_leaves_a_run_the_next_one_keeps() {
             .starts_with('.'),
         "{left:?}"
     );
-    let next = raw(&[
-        "run",
-        "osu_latency",
-        "--fabric",
-        "rapidio",
-        "-m",
-        "8:8",
-        "-i",
-        "10",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(next.status.code(), Some(0));
+    quick_run(&out);
     let names: Vec<String> = entries(&out)
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -251,21 +239,7 @@ fn one_fabric_failing_keeps_the_others() {
         &out,
     );
     wait_for_points(&out, 2);
-    let rank = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .find(|p| {
-            std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
-                env.split(|b| *b == 0).any(|kv| kv == b"FABBENCH_RANK=1")
-                    && std::fs::read_to_string(format!("/proc/{p}/stat"))
-                        .unwrap_or_default()
-                        .rsplit_once(')')
-                        .and_then(|(_, a)| a.split_whitespace().nth(1)?.parse::<u32>().ok())
-                        == Some(child.id())
-            })
-        })
-        .expect("rank 1 of shm");
+    let rank = rank_pid(child.id(), 1).expect("rank 1 of shm") as i32;
     unsafe { libc::kill(rank, libc::SIGKILL) };
     let (code, stdout, err) = finish(child);
     assert_eq!(code, 1, "{err}");
@@ -291,17 +265,7 @@ fn one_fabric_failing_keeps_the_others() {
 fn runs_started_together_never_share_a_directory() {
     let _g = serial();
     let out = scratch("together");
-    let args = [
-        "run",
-        "osu_latency",
-        "--fabric",
-        "rapidio",
-        "-m",
-        "8:8",
-        "-i",
-        "10",
-    ];
-    let children: Vec<Child> = (0..4).map(|_| spawn(&args, &out)).collect();
+    let children: Vec<Child> = (0..4).map(|_| spawn(QUICK, &out)).collect();
     for c in children {
         let (code, _, err) = finish(c);
         assert_eq!(code, 0, "{err}");

@@ -128,3 +128,72 @@ pub fn shm_segments() -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// A run that takes a fraction of a second anywhere: one size on an emulated fabric.
+pub const QUICK: &[&str] = &[
+    "run",
+    "osu_latency",
+    "--fabric",
+    "rapidio",
+    "-m",
+    "8:8",
+    "-i",
+    "10",
+];
+
+/// [`QUICK`] into `out`; asserts it succeeded.
+pub fn quick_run(out: &Path) {
+    let mut args = QUICK.to_vec();
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = raw(&args);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}
+
+/// The parent of process `pid`, from /proc.
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The processes whose parent is `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| parent_of(*p) == Some(pid))
+        .collect()
+}
+
+/// The process of rank `rank` among the children of the frontend `frontend`.
+pub fn rank_pid(frontend: u32, rank: usize) -> Option<u32> {
+    children_of(frontend).into_iter().find(|p| {
+        std::fs::read(format!("/proc/{p}/environ")).is_ok_and(|env| {
+            env.split(|b| *b == 0)
+                .any(|kv| kv == format!("FABBENCH_RANK={rank}").as_bytes())
+        })
+    })
+}
+
+/// Waits for `child` to exit, failing the test after `limit`; its status and how long it took.
+pub fn wait_exit(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> (i32, std::time::Duration) {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st.code().unwrap_or(-1), start.elapsed());
+        }
+        assert!(
+            start.elapsed() < limit,
+            "fabbench did not stop within {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
