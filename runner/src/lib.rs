@@ -28,6 +28,7 @@ pub mod job;
 mod launch;
 pub mod plan;
 pub mod rank;
+mod resume;
 pub mod sink;
 pub mod sinks;
 
