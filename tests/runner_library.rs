@@ -148,6 +148,9 @@ fn shm_runs_start_rank_processes_and_read_back_from_disk() {
                 },
             ))
             .set(&format!("eager_limit={eager}"))
+            // The copy path, not whatever the single-copy probe picks under this host's load
+            // (it took CMA at 16 KiB while CI ran other jobs).
+            .set("single_copy=off")
             .set("bind=none")
             .rank_program(bin())
             .out(&out)
