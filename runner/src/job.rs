@@ -32,15 +32,7 @@ pub struct FabricJob {
     pub done: Vec<DoneSuite>,
 }
 
-/// What a resumed run already has of one suite on one fabric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DoneSuite {
-    pub suite: String,
-    /// Every point: the suite is not run again.
-    pub whole: bool,
-    /// The points measured (of a fixed schedule), left out when it runs.
-    pub points: Vec<PointKey>,
-}
+pub use crate::resume::DoneSuite;
 
 /// What every rank runs: each fabric in turn, each suite on it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -14,6 +14,8 @@ use transports::registry;
 
 use crate::error::PlanError;
 pub use crate::resume::Resume;
+use crate::resume::{DoneSuite, Expected};
+use results::model::Run;
 
 /// One suite and its parameters (as the suite's own type, carried as JSON).
 #[derive(Clone)]
@@ -172,6 +174,27 @@ impl Plan {
             Launch::External { ext, .. } if ext.rank != 0 => Role::Worker { rank: ext.rank },
             _ => Role::Frontend,
         }
+    }
+
+    /// Whether a suite's points are a fixed list, so a resumed run can leave out those it has.
+    fn fixed(&self, suite: &str) -> bool {
+        self.suites
+            .iter()
+            .find(|s| s.name() == suite)
+            .is_some_and(|s| matches!(s.suite.planned(&s.params), Ok(Some(_))))
+    }
+
+    /// What of the resumed run a fabric's ranks leave out, by suite.
+    pub fn done_on(&self, fabric: &str) -> Vec<DoneSuite> {
+        self.resume
+            .as_ref()
+            .map(|r| r.done_on(fabric, |s| self.fixed(s)))
+            .unwrap_or_default()
+    }
+
+    /// The part of the resumed run that stands (None when the plan resumes nothing).
+    pub fn kept(&self) -> Option<Run> {
+        self.resume.as_ref().map(|r| r.kept(|s| self.fixed(s)))
     }
 }
 
@@ -380,9 +403,7 @@ impl PlanBuilder {
         let fabrics = self.fabric_specs(&launch, ranks)?;
         let resume = match &self.resume {
             None => None,
-            Some(dir) => Some(crate::resume::resumable(
-                dir, &specs, &fabrics, ranks, &launch,
-            )?),
+            Some(dir) => Some(resumable(dir, &specs, &fabrics, ranks, &launch)?),
         };
         Ok(Plan {
             suites: specs,
@@ -658,6 +679,29 @@ fn owners(assignment: &str) -> Option<Vec<&'static str>> {
         .map(|f| f.name)
         .collect();
     (!owned_by.is_empty()).then_some(owned_by)
+}
+
+/// The kept partial run in `dir`, checked against the plan that is to continue it.
+fn resumable(
+    dir: &std::path::Path,
+    suites: &[SuiteSpec],
+    fabrics: &[FabricSpec],
+    ranks: usize,
+    launch: &Launch,
+) -> Result<Resume, PlanError> {
+    let refuse = |why: String| PlanError(format!("--resume {}: {why}", dir.display()));
+    if *launch != Launch::Local {
+        // Every rank under a launcher builds its own plan; only rank 0 could read the run.
+        return Err(refuse(
+            "runs under mpirun or srun cannot be resumed yet; run the missing sizes with -m".into(),
+        ));
+    }
+    let expected = Expected {
+        suites: suites.iter().map(|s| (s.name(), &s.params)).collect(),
+        fabrics: fabrics.iter().map(|f| f.label.as_str()).collect(),
+        ranks,
+    };
+    Resume::read(dir, &expected).map_err(refuse)
 }
 
 #[cfg(test)]

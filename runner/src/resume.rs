@@ -1,14 +1,12 @@
 //! A kept partial run continued (`fabbench run --resume DIR`): the run read back and checked
-//! against the plan that continues it, what each fabric's ranks leave out, and the part of it
-//! that stands.
+//! against what the continuing plan runs, what each fabric's ranks leave out, and the part of
+//! it that stands. It knows runs, not plans: the plan asks it with its own facts.
 
 use std::path::{Path, PathBuf};
 
+use bench_core::measure::PointKey;
 use results::model::Run;
-
-use crate::error::PlanError;
-use crate::job::DoneSuite;
-use crate::plan::{FabricSpec, Launch, Plan, SuiteSpec};
+use serde::{Deserialize, Serialize};
 
 /// A kept partial run to continue: its directory and what it had measured.
 #[derive(Debug, Clone)]
@@ -17,36 +15,96 @@ pub struct Resume {
     pub prior: Run,
 }
 
-impl Plan {
-    /// Whether a suite's points are a fixed list, so a resumed run can leave out those it has
-    /// (an adaptive or sampled suite chooses from what it measures and runs again whole).
-    fn fixed(&self, suite: &str) -> bool {
-        self.suites
+/// What a resumed run already has of one suite on one fabric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoneSuite {
+    pub suite: String,
+    /// Every point: the suite is not run again.
+    pub whole: bool,
+    /// The points measured (of a fixed schedule), left out when it runs.
+    pub points: Vec<PointKey>,
+}
+
+/// What the continuing plan runs, to check the kept run against.
+pub(crate) struct Expected<'a> {
+    /// Suite names and their parameters, in order.
+    pub suites: Vec<(&'static str, &'a serde_json::Value)>,
+    /// Fabric labels, in order.
+    pub fabrics: Vec<&'a str>,
+    pub ranks: usize,
+}
+
+impl Resume {
+    /// The kept partial run in `dir`, if it is one and ran what `expected` runs; otherwise
+    /// why not, in words.
+    pub(crate) fn read(dir: &Path, expected: &Expected<'_>) -> Result<Resume, String> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.ends_with(results::run_dir::PARTIAL_SUFFIX) {
+            return Err(
+                "give the directory of a run that was kept incomplete, named RUN_ID.partial".into(),
+            );
+        }
+        let prior = results::read_run(dir).map_err(|e| e.to_string())?;
+        if prior.manifest.partial.is_none() {
+            return Err("its manifest says the run is complete".into());
+        }
+        let names: Vec<&str> = expected.suites.iter().map(|(n, _)| *n).collect();
+        let had: Vec<&str> = prior
+            .manifest
+            .fabrics
             .iter()
-            .find(|s| s.name() == suite)
-            .is_some_and(|s| matches!(s.suite.planned(&s.params), Ok(Some(_))))
+            .map(|f| f.fabric.as_str())
+            .collect();
+        let had_ranks = prior.manifest.fabrics.first().map(|f| f.ranks);
+        if prior.manifest.suites != names
+            || had != expected.fabrics
+            || had_ranks.is_some_and(|n| n != expected.ranks)
+        {
+            return Err(format!(
+                "it ran {} on {} with {} ranks; this plan is {} on {} with {}",
+                prior.manifest.suites.join(" "),
+                had.join(","),
+                had_ranks.unwrap_or(0),
+                names.join(" "),
+                expected.fabrics.join(","),
+                expected.ranks
+            ));
+        }
+        for (name, params) in &expected.suites {
+            if prior.manifest.params.get(*name) != Some(*params) {
+                return Err(format!("{name} ran with other parameters than this plan's"));
+            }
+        }
+        Ok(Resume {
+            dir: dir.to_path_buf(),
+            prior,
+        })
     }
 
-    /// What of the resumed run a fabric's ranks leave out, by suite.
-    pub fn done_on(&self, fabric: &str) -> Vec<DoneSuite> {
-        let Some(r) = &self.resume else {
-            return Vec::new();
-        };
-        let finished = r
-            .prior
+    /// Whether the series of `suite` on `fabric` was measured to the end.
+    fn finished(&self, suite: &str, fabric: &str) -> bool {
+        self.prior
             .manifest
             .partial
             .as_ref()
-            .map(|p| p.finished.clone())
-            .unwrap_or_default();
-        r.prior
+            .is_some_and(|p| p.finished.iter().any(|(s, f)| s == suite && f == fabric))
+    }
+
+    /// What a fabric's ranks leave out, by suite; `fixed` says whether a suite's points are a
+    /// fixed list (an adaptive or sampled suite chooses from what it measures and runs again
+    /// whole).
+    pub fn done_on(&self, fabric: &str, fixed: impl Fn(&str) -> bool) -> Vec<DoneSuite> {
+        self.prior
             .series
             .iter()
             .filter(|s| s.fabric == fabric)
             .map(|s| DoneSuite {
                 suite: s.suite.clone(),
-                whole: finished.contains(&(s.suite.clone(), s.fabric.clone())),
-                points: if self.fixed(&s.suite) {
+                whole: self.finished(&s.suite, &s.fabric),
+                points: if fixed(&s.suite) {
                     s.points.iter().map(|p| p.key.clone()).collect()
                 } else {
                     Vec::new()
@@ -55,82 +113,12 @@ impl Plan {
             .collect()
     }
 
-    /// The part of the resumed run that stands: finished series, and the points of unfinished
-    /// series with a fixed list (an unfinished adaptive or sampled series is measured again).
-    pub fn kept(&self) -> Option<Run> {
-        let r = self.resume.as_ref()?;
-        let finished = r
-            .prior
-            .manifest
-            .partial
-            .as_ref()
-            .map(|p| p.finished.clone())
-            .unwrap_or_default();
-        let mut run = r.prior.clone();
-        run.series.retain(|s| {
-            finished.contains(&(s.suite.clone(), s.fabric.clone())) || self.fixed(&s.suite)
-        });
-        Some(run)
+    /// The part of the run that stands: finished series, and the points of unfinished series
+    /// with a fixed list (an unfinished adaptive or sampled series is measured again).
+    pub fn kept(&self, fixed: impl Fn(&str) -> bool) -> Run {
+        let mut run = self.prior.clone();
+        run.series
+            .retain(|s| self.finished(&s.suite, &s.fabric) || fixed(&s.suite));
+        run
     }
-}
-
-/// The kept partial run in `dir`, checked against the plan that is to continue it.
-pub(crate) fn resumable(
-    dir: &Path,
-    suites: &[SuiteSpec],
-    fabrics: &[FabricSpec],
-    ranks: usize,
-    launch: &Launch,
-) -> Result<Resume, PlanError> {
-    let refuse = |why: String| PlanError(format!("--resume {}: {why}", dir.display()));
-    if *launch != Launch::Local {
-        // Every rank under a launcher builds its own plan; only rank 0 could read the run.
-        return Err(refuse(
-            "runs under mpirun or srun cannot be resumed yet; run the missing sizes with -m".into(),
-        ));
-    }
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !name.ends_with(results::run_dir::PARTIAL_SUFFIX) {
-        return Err(refuse(
-            "give the directory of a run that was kept incomplete, named RUN_ID.partial".into(),
-        ));
-    }
-    let prior = results::read_run(dir).map_err(|e| refuse(e.to_string()))?;
-    if prior.manifest.partial.is_none() {
-        return Err(refuse("its manifest says the run is complete".into()));
-    }
-    let names: Vec<String> = suites.iter().map(|s| s.name().to_string()).collect();
-    let labels: Vec<String> = fabrics.iter().map(|f| f.label.clone()).collect();
-    let had: Vec<String> = prior
-        .manifest
-        .fabrics
-        .iter()
-        .map(|f| f.fabric.clone())
-        .collect();
-    let had_ranks = prior.manifest.fabrics.first().map(|f| f.ranks);
-    if prior.manifest.suites != names || had != labels || had_ranks.is_some_and(|n| n != ranks) {
-        return Err(refuse(format!(
-            "it ran {} on {} with {} ranks; this plan is {} on {} with {ranks}",
-            prior.manifest.suites.join(" "),
-            had.join(","),
-            had_ranks.unwrap_or(0),
-            names.join(" "),
-            labels.join(",")
-        )));
-    }
-    for s in suites {
-        if prior.manifest.params.get(s.name()) != Some(&s.params) {
-            return Err(refuse(format!(
-                "{} ran with other parameters than this plan's",
-                s.name()
-            )));
-        }
-    }
-    Ok(Resume {
-        dir: dir.to_path_buf(),
-        prior,
-    })
 }
