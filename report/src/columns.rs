@@ -38,12 +38,25 @@ pub struct Column {
     /// Index of its run among the inputs.
     pub input: usize,
     pub run_id: String,
+    /// Its run ended before its last point.
+    pub partial: bool,
     pub fabric: String,
     /// "native", "emulated, virtual time" or "mpi".
     pub kind: String,
     pub host: String,
     pub start_time: String,
     pub settings_line: String,
+}
+
+impl Column {
+    /// The run as the legend names it: its id, and "(partial)" when it ended before its last
+    /// point.
+    pub fn run_named(&self) -> String {
+        match self.partial {
+            true => format!("{} (partial)", self.run_id),
+            false => self.run_id.clone(),
+        }
+    }
 }
 
 /// The columns of `inputs`, run by run and fabric by fabric in `--fabric` order, labelled as
@@ -57,6 +70,7 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
                 label: String::new(),
                 input: i,
                 run_id: input.run_id().to_string(),
+                partial: input.partial(),
                 fabric: f.fabric.clone(),
                 kind: f.kind.words().to_string(),
                 host: input.host().to_string(),
@@ -299,6 +313,12 @@ mod tests {
         let inputs =
             Inputs::new(vec![("a".into(), run("A", &["shm"], &[])), ("b".into(), b)]).unwrap();
         assert_eq!(labels(&inputs, By::Run), ["A", "B (partial)"]);
+        let named: Vec<String> = columns(&inputs, By::Fabric)
+            .unwrap()
+            .iter()
+            .map(Column::run_named)
+            .collect();
+        assert_eq!(named, ["A", "B (partial)"]);
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Exporter for Html {
             out.push_str(&format!(
                 "<tr><th rowspan=\"2\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n<tr><td class=\"settings\" colspan=\"5\">{}</td></tr>\n",
                 escape(&c.label),
-                escape(&c.run_id),
+                escape(&c.run_named()),
                 escape(&c.fabric),
                 escape(&c.kind),
                 escape(&c.host),

@@ -58,7 +58,7 @@ impl Exporter for Markdown {
         for c in &report.table.columns {
             let cells: Vec<String> = [
                 &c.label,
-                &c.run_id,
+                &c.run_named(),
                 &c.fabric,
                 &c.kind,
                 &c.host,

@@ -202,7 +202,11 @@ pub(crate) fn reference_note(report: &Report) -> Option<String> {
 pub(crate) fn describe(c: &Column) -> String {
     let mut s = format!(
         "run {}, fabric {} ({}), host {}, started {}",
-        c.run_id, c.fabric, c.kind, c.host, c.start_time
+        c.run_named(),
+        c.fabric,
+        c.kind,
+        c.host,
+        c.start_time
     );
     if !c.settings_line.is_empty() {
         s.push_str("; ");
