@@ -9,6 +9,12 @@
 //! by the engine's progress: frames travel length-prefixed (u32, network order), written with
 //! writev, with what the kernel does not take kept in a bounded backlog; reads are parsed in
 //! place. A peer that closes its connection fails the next wait with its rank and address named.
+//!
+//! Large messages cross with one copy on each side, the kernel's, as with Open MPI's tcp BTL:
+//! the rest of a rendezvous fragment the kernel had no room for is written later from the
+//! sender's own buffer (the engine completes the send only once it is, see `Wire::holds`),
+//! never copied aside; and the payload of an arriving fragment is read straight into the
+//! receive buffer the engine names (`FrameSink::place`), not through the wire's buffer.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -21,7 +27,8 @@ use bench_core::tunables::{Def, Kind, Settings};
 use socket2::{Domain, Protocol as SockProto, SockRef, Socket, Type};
 
 use crate::error::{Result, TransportError};
-use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+use crate::header::MAX_HEADER_LEN;
+use crate::wire::{FragKind, FrameSink, GetOutcome, Placement, Protocol, Wire, WireCaps};
 
 /// The tcp wire's tunables.
 pub const TUNABLES: &[Def] = &[
@@ -69,6 +76,12 @@ const HELLO_LEN: usize = 8 + 32 + 4 + 4;
 /// Bytes the wire may hold back for one peer before refusing frames (back-pressure).
 const BACKLOG: usize = 8 << 20;
 const READ_CHUNK: usize = 256 << 10;
+/// While bytes wait in the backlog, a frame up to this size joins it (copying it costs less
+/// than the system calls of retrying it); a larger one waits for the backlog to drain.
+const APPEND_MAX: usize = 16 << 10;
+/// Frames from this size on are offered to the engine for placing their payload: below it,
+/// the extra read that placing takes costs more than the copy it saves.
+const PLACE_MIN: usize = 32 << 10;
 /// Idle rounds spent spinning on nonblocking reads before sleeping in poll(2).
 const SPIN_ROUNDS: u64 = 2000;
 
@@ -77,11 +90,35 @@ struct Peer {
     addr: SocketAddr,
     /// The peer closed its end: everything it sent has been read.
     closed: bool,
+    /// Bytes the kernel had no room for, written from `out_pos` on.
     out: Vec<u8>,
     out_pos: usize,
+    /// Then the rest of one DATA payload, written from the sender's buffer.
+    held: Option<Held>,
     inb: Vec<u8>,
     in_start: usize,
     in_end: usize,
+    /// A payload being read straight into its receive buffer, and how many bytes have come.
+    placing: Option<(Placement, usize)>,
+    /// The frame at `in_start` was offered for placing and the engine had no place for it.
+    declined: bool,
+}
+
+/// The unsent rest of a DATA fragment's payload, still in the sender's buffer.
+struct Held {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the buffer stays valid while the wire holds it: the engine does not complete the
+// send until `holds` is false, and the wire takes no other frame for the peer meanwhile.
+unsafe impl Send for Held {}
+
+impl Peer {
+    /// Bytes wait to be written.
+    fn backlogged(&self) -> bool {
+        self.out_pos < self.out.len() || self.held.is_some()
+    }
 }
 
 pub struct TcpWire {
@@ -345,23 +382,198 @@ impl TcpWire {
         })
     }
 
-    /// Writes as much of `peer`'s backlog as the kernel takes.
+    /// Hands every frame that has arrived to `sink`, reading a large DATA payload straight into
+    /// the place the engine names for it.
+    fn receive(&mut self, sink: &mut dyn FrameSink) -> Result<usize> {
+        let mut n = 0;
+        for k in 0..self.size {
+            let peer = (self.next_peer + k) % self.size;
+            if self.peers[peer].as_ref().is_none_or(|p| p.closed) {
+                continue;
+            }
+            if self.peers[peer].as_ref().is_some_and(Peer::backlogged) {
+                self.flush(peer)?;
+            }
+            let quickack = self.quickack;
+            let p = self.peers[peer].as_mut().expect("peer");
+            loop {
+                if let Some((place, done)) = p.placing {
+                    // SAFETY: the engine keeps the receive buffer valid until `placed`.
+                    let rest = unsafe {
+                        std::slice::from_raw_parts_mut(place.dst.add(done), place.len - done)
+                    };
+                    let want = rest.len();
+                    let got = match read(p, rest, quickack) {
+                        Err(e) => return Err(gone(peer, p.addr, format!("read failed: {e}"))),
+                        Ok(None) => continue,
+                        Ok(Some(got)) => got,
+                    };
+                    if done + got == place.len {
+                        p.placing = None;
+                        sink.placed(peer, &place)?;
+                        n += 1;
+                    } else {
+                        p.placing = Some((place, done + got));
+                    }
+                    if got < want {
+                        break;
+                    }
+                    continue;
+                }
+                // Room to read into: compact, then grow for a frame larger than the buffer
+                // that is not read into place.
+                if p.in_start > 0 && (p.in_start == p.in_end || p.inb.len() - p.in_end < READ_CHUNK)
+                {
+                    p.inb.copy_within(p.in_start..p.in_end, 0);
+                    p.in_end -= p.in_start;
+                    p.in_start = 0;
+                }
+                if p.in_end - p.in_start >= 4 {
+                    let len = frame_len(&p.inb[p.in_start..]);
+                    if 4 + len > p.inb.len() - p.in_start && (len < PLACE_MIN || p.declined) {
+                        p.inb.resize(4 + len + READ_CHUNK, 0);
+                    }
+                }
+                if p.inb.len() - p.in_end < READ_CHUNK / 4 {
+                    p.inb.resize(p.inb.len() + READ_CHUNK, 0);
+                }
+                let room = p.inb.len() - p.in_end;
+                let end = p.in_end;
+                let mut into = std::mem::take(&mut p.inb);
+                let got = read(p, &mut into[end..], quickack);
+                p.inb = into;
+                let got = match got {
+                    Err(e) => return Err(gone(peer, p.addr, format!("read failed: {e}"))),
+                    Ok(None) => continue,
+                    Ok(Some(got)) => got,
+                };
+                p.in_end += got;
+                // Hand out every complete frame.
+                while p.in_end - p.in_start >= 4 {
+                    let len = frame_len(&p.inb[p.in_start..]);
+                    if p.in_end - p.in_start < 4 + len {
+                        break;
+                    }
+                    let frame = &p.inb[p.in_start + 4..p.in_start + 4 + len];
+                    p.in_start += 4 + len;
+                    p.declined = false;
+                    sink.frame(peer, frame)?;
+                    n += 1;
+                }
+                // A large frame whose header is here: its payload may have a place to go.
+                if !p.declined && p.in_end - p.in_start >= 4 + MAX_HEADER_LEN {
+                    let len = frame_len(&p.inb[p.in_start..]);
+                    if len >= PLACE_MIN {
+                        let head = &p.inb[p.in_start + 4..p.in_end];
+                        match sink.place(peer, head, len)? {
+                            Some(place) => {
+                                // What already came of the payload goes first (the frame is
+                                // incomplete, so this is less than all of it).
+                                let staged = head.len() - place.header_len;
+                                // SAFETY: staged < place.len bytes, inside the buffer.
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(
+                                        head[place.header_len..].as_ptr(),
+                                        place.dst,
+                                        staged,
+                                    )
+                                };
+                                p.in_start = p.in_end;
+                                p.placing = Some((place, staged));
+                                continue;
+                            }
+                            None => p.declined = true,
+                        }
+                    }
+                }
+                // A short read means the socket was drained: do not pay a system call just to
+                // hear EAGAIN.
+                if got == 0 || got < room {
+                    break;
+                }
+            }
+        }
+        self.next_peer = (self.next_peer + 1) % self.size;
+        Ok(n)
+    }
+
+    /// Writes as much of `peer`'s backlog as the kernel takes: the copied bytes, then the
+    /// held payload.
     fn flush(&mut self, peer: usize) -> Result<()> {
         let p = self.peers[peer].as_mut().expect("peer");
         while p.out_pos < p.out.len() {
             match p.sock.write(&p.out[p.out_pos..]) {
-                Ok(0) => break,
+                Ok(0) => return Ok(()),
                 Ok(n) => p.out_pos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(gone(peer, p.addr, format!("write failed: {e}"))),
+            }
+        }
+        p.out.clear();
+        p.out_pos = 0;
+        while let Some(h) = &mut p.held {
+            // SAFETY: see `Held`.
+            let rest = unsafe { std::slice::from_raw_parts(h.ptr, h.len) };
+            match p.sock.write(rest) {
+                Ok(0) => break,
+                Ok(n) if n == h.len => p.held = None,
+                Ok(n) => {
+                    // SAFETY: n < len, so still inside the payload.
+                    h.ptr = unsafe { h.ptr.add(n) };
+                    h.len -= n;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(gone(peer, p.addr, format!("write failed: {e}"))),
             }
         }
-        if p.out_pos == p.out.len() {
-            p.out.clear();
-            p.out_pos = 0;
-        }
         Ok(())
+    }
+}
+
+/// One nonblocking read from `p`'s socket into `buf`: `Some(bytes)` (0 when nothing is there
+/// or the peer closed, which marks it), or `None` when interrupted.
+fn read(p: &mut Peer, buf: &mut [u8], quickack: bool) -> io::Result<Option<usize>> {
+    match p.sock.read(buf) {
+        // An orderly close: what it sent before is all here. Only a wait that still needs
+        // this peer fails (check_peers), or a send to it.
+        Ok(0) => {
+            p.closed = true;
+            Ok(Some(0))
+        }
+        Ok(k) => {
+            if quickack {
+                // Only a hint: a failure costs speed, never data.
+                let _ = SockRef::from(&p.sock).set_tcp_quickack(true);
+            }
+            Ok(Some(k))
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Some(0)),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A frame sink for callers of `poll`, which take whole frames only.
+struct WholeFrames<'a>(&'a mut dyn FnMut(usize, &[u8]) -> Result<()>);
+
+impl FrameSink for WholeFrames<'_> {
+    fn frame(&mut self, peer: usize, frame: &[u8]) -> Result<()> {
+        (self.0)(peer, frame)
+    }
+
+    fn place(&mut self, _: usize, _: &[u8], _: usize) -> Result<Option<Placement>> {
+        Ok(None)
+    }
+
+    fn placed(&mut self, peer: usize, _: &Placement) -> Result<()> {
+        // Only a placing poll starts a placement; the engine polls with placing whenever a
+        // receive may be in flight, so a plain poll never finds one unfinished.
+        Err(TransportError::Protocol {
+            peer: format!("rank {peer}"),
+            what: "a payload read into place was finished by a poll that does not place".into(),
+        })
     }
 }
 
@@ -457,9 +669,12 @@ impl Peer {
             closed: false,
             out: Vec::new(),
             out_pos: 0,
+            held: None,
             inb: vec![0u8; READ_CHUNK * 4],
             in_start: 0,
             in_end: 0,
+            placing: None,
+            declined: false,
         }
     }
 }
@@ -500,26 +715,30 @@ impl Wire for TcpWire {
     fn try_send(
         &mut self,
         peer: usize,
-        _kind: FragKind,
+        kind: FragKind,
         header: &[u8],
         payload: &[u8],
     ) -> Result<bool> {
         let len = header.len() + payload.len();
         let lenb = frame_prefix(len);
-        let pending = {
+        let backlogged = {
             let p = self.peers[peer].as_ref().ok_or_else(|| {
                 TransportError::Config(format!("no tcp connection to rank {peer}"))
             })?;
-            p.out.len() - p.out_pos
+            p.backlogged()
         };
         if self.peers[peer].as_ref().is_some_and(|p| p.closed) {
             let addr = self.peers[peer].as_ref().expect("checked").addr;
             return Err(gone(peer, addr, "closed the connection".into()));
         }
-        if pending > 0 {
+        if backlogged {
             self.flush(peer)?;
         }
         let p = self.peers[peer].as_mut().expect("checked");
+        if p.held.is_some() {
+            // Nothing may overtake a held payload, and nothing is copied behind it.
+            return Ok(false);
+        }
         let pending = p.out.len() - p.out_pos;
         if pending == 0 {
             let iov = [
@@ -536,21 +755,31 @@ impl Wire for TcpWire {
                 }
             };
             if written < 4 + len {
-                // Keep the rest; the frame is ours to finish sending.
+                // Keep the rest; the frame is ours to finish sending. A DATA payload stays in
+                // the sender's buffer, which outlives its send (`holds`); any other frame's
+                // send completes now, so its rest is copied.
                 let p = self.peers[peer].as_mut().expect("checked");
-                let mut skip = written;
-                for part in [&lenb[..], header, payload] {
-                    if skip >= part.len() {
-                        skip -= part.len();
-                    } else {
-                        p.out.extend_from_slice(&part[skip..]);
-                        skip = 0;
-                    }
+                let head = 4 + header.len();
+                for (at, part) in [(0, &lenb[..]), (4, header)] {
+                    let from = written.saturating_sub(at).min(part.len());
+                    p.out.extend_from_slice(&part[from..]);
+                }
+                let sent = written.saturating_sub(head);
+                if sent == payload.len() {
+                    // Only the prefix or header was short.
+                } else if matches!(kind, FragKind::Data { .. }) {
+                    p.held = Some(Held {
+                        // SAFETY: sent < payload.len() here, so still inside the payload.
+                        ptr: unsafe { payload.as_ptr().add(sent) },
+                        len: payload.len() - sent,
+                    });
+                } else {
+                    p.out.extend_from_slice(&payload[sent..]);
                 }
             }
             return Ok(true);
         }
-        if pending + 4 + len > BACKLOG {
+        if 4 + len > APPEND_MAX || pending + 4 + len > BACKLOG {
             return Ok(false);
         }
         p.out.extend_from_slice(&lenb);
@@ -560,76 +789,22 @@ impl Wire for TcpWire {
     }
 
     fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
-        let mut n = 0;
-        for k in 0..self.size {
-            let peer = (self.next_peer + k) % self.size;
-            if self.peers[peer].as_ref().is_none_or(|p| p.closed) {
-                continue;
-            }
-            if self.peers[peer]
-                .as_ref()
-                .is_some_and(|p| p.out_pos < p.out.len())
-            {
-                self.flush(peer)?;
-            }
-            loop {
-                let p = self.peers[peer].as_mut().expect("peer");
-                // Room to read into: compact, then grow for a frame larger than the buffer.
-                if p.in_start > 0 && (p.in_start == p.in_end || p.inb.len() - p.in_end < READ_CHUNK)
-                {
-                    p.inb.copy_within(p.in_start..p.in_end, 0);
-                    p.in_end -= p.in_start;
-                    p.in_start = 0;
-                }
-                if p.in_end - p.in_start >= 4 {
-                    let want = 4 + frame_len(&p.inb[p.in_start..]);
-                    if want > p.inb.len() - p.in_start {
-                        p.inb.resize(want + READ_CHUNK, 0);
-                    }
-                }
-                if p.inb.len() - p.in_end < READ_CHUNK / 4 {
-                    p.inb.resize(p.inb.len() + READ_CHUNK, 0);
-                }
-                let room = p.inb.len() - p.in_end;
-                let got = match p.sock.read(&mut p.inb[p.in_end..]) {
-                    // An orderly close: what it sent before is all here. Only a wait that
-                    // still needs this peer fails (check_peers), or a send to it.
-                    Ok(0) => {
-                        p.closed = true;
-                        0
-                    }
-                    Ok(k) => {
-                        if self.quickack {
-                            // Only a hint: a failure costs speed, never data.
-                            let _ = SockRef::from(&p.sock).set_tcp_quickack(true);
-                        }
-                        k
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(gone(peer, p.addr, format!("read failed: {e}"))),
-                };
-                p.in_end += got;
-                // Hand out every complete frame.
-                while p.in_end - p.in_start >= 4 {
-                    let len = frame_len(&p.inb[p.in_start..]);
-                    if p.in_end - p.in_start < 4 + len {
-                        break;
-                    }
-                    let frame = &p.inb[p.in_start + 4..p.in_start + 4 + len];
-                    p.in_start += 4 + len;
-                    sink(peer, frame)?;
-                    n += 1;
-                }
-                // A short read means the socket was drained: do not pay a system call just to
-                // hear EAGAIN.
-                if got == 0 || got < room {
-                    break;
-                }
-            }
-        }
-        self.next_peer = (self.next_peer + 1) % self.size;
-        Ok(n)
+        self.receive(&mut WholeFrames(sink))
+    }
+
+    fn places(&self) -> bool {
+        true
+    }
+
+    fn poll_placing(&mut self, sink: &mut dyn FrameSink) -> Result<usize> {
+        self.receive(sink)
+    }
+
+    fn holds(&self, peer: usize) -> bool {
+        self.peers
+            .get(peer)
+            .and_then(|p| p.as_ref())
+            .is_some_and(|p| p.held.is_some())
     }
 
     fn get(&mut self, _peer: usize, _remote: u64, _local: &mut [u8]) -> Result<GetOutcome> {
@@ -652,12 +827,7 @@ impl Wire for TcpWire {
             .flatten()
             .map(|p| libc::pollfd {
                 fd: p.sock.as_raw_fd(),
-                events: libc::POLLIN
-                    | if p.out_pos < p.out.len() {
-                        libc::POLLOUT
-                    } else {
-                        0
-                    },
+                events: libc::POLLIN | if p.backlogged() { libc::POLLOUT } else { 0 },
                 revents: 0,
             })
             .collect();
@@ -709,6 +879,11 @@ impl Drop for TcpWire {
     fn drop(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(5);
         for r in 0..self.size {
+            // A payload still held belongs to a send that never completed: its buffer may be
+            // gone, and its receiver waits in vain either way.
+            if let Some(p) = self.peers[r].as_mut() {
+                p.held = None;
+            }
             while self.peers[r]
                 .as_ref()
                 .is_some_and(|p| !p.closed && p.out_pos < p.out.len())

@@ -65,6 +65,38 @@ pub enum GetOutcome {
     Refused,
 }
 
+/// Where the payload of one incoming frame goes, when the engine has a place for it: a wire
+/// that reads a stream (tcp) can then read those bytes from the kernel straight into the
+/// receive buffer instead of through its own buffer and a second copy, as Open MPI's tcp BTL
+/// receives a fragment into the user's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Placement {
+    /// Bytes of the frame before its payload (the engine header).
+    pub header_len: usize,
+    /// Where the payload's first byte goes; `len` bytes there are the wire's to write until it
+    /// reports them with [`FrameSink::placed`].
+    pub dst: *mut u8,
+    pub len: usize,
+    /// The engine's name for the transfer, handed back with `placed`.
+    pub token: usize,
+}
+
+// SAFETY: `dst` points into a receive buffer that the engine keeps valid until the receive
+// completes, which cannot happen before the wire reports the placement done; the engine lock
+// serialises every use.
+unsafe impl Send for Placement {}
+
+/// What a wire hands incoming frames to (the engine).
+pub trait FrameSink {
+    /// A whole frame, valid only during the call.
+    fn frame(&mut self, peer: usize, frame: &[u8]) -> Result<()>;
+    /// Asks where the payload of a `frame_len`-byte frame from `peer` goes, given its first
+    /// bytes `head` (at least its header). `None`: hand the whole frame to `frame` instead.
+    fn place(&mut self, peer: usize, head: &[u8], frame_len: usize) -> Result<Option<Placement>>;
+    /// The wire wrote every payload byte of `placement` into place.
+    fn placed(&mut self, peer: usize, placement: &Placement) -> Result<()>;
+}
+
 pub trait Wire: Send {
     /// The fabric name, e.g. "shm".
     fn name(&self) -> &str;
@@ -87,6 +119,24 @@ pub trait Wire: Send {
     /// Hands every frame that has arrived to `sink(peer, frame)`, in per-peer order, and returns
     /// how many. A frame's bytes are only valid during the call.
     fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize>;
+    /// The wire reads payloads into place (`poll_placing`); the engine then polls it that way.
+    /// Wires whose frames are already in memory (shared memory, emulated) have nothing to gain
+    /// and keep `poll`, whose one closure call a frame is all a small message can afford.
+    fn places(&self) -> bool {
+        false
+    }
+    /// As `poll`, but the wire may ask `sink` where a large frame's payload goes and read it
+    /// there itself. Called only on a wire that `places`.
+    fn poll_placing(&mut self, sink: &mut dyn FrameSink) -> Result<usize> {
+        self.poll(&mut |peer, frame| sink.frame(peer, frame))
+    }
+    /// The wire still reads payload bytes that a `try_send` of DATA gave it for `peer` (it took
+    /// a frame the kernel had no room for without copying it). The engine completes a send
+    /// whose last fragment is still held only once this is false, since the caller may change
+    /// the buffer from then on. Such a wire has no single copy.
+    fn holds(&self, _peer: usize) -> bool {
+        false
+    }
     /// Reads `local.len()` bytes of `peer`'s memory at `remote_addr` (single copy).
     fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome>;
     /// Writes `local` into `peer`'s memory at `remote_addr` (the sender's share of a shared

@@ -36,22 +36,31 @@ pub struct Request<'a> {
     comm: &'a Comm,
     id: ReqId,
     done: bool,
+    /// What a `test` that found it complete returned, for a `wait` after it.
+    finished: Option<Status>,
     _buf: PhantomData<&'a mut [u8]>,
 }
 
 impl Request<'_> {
     pub fn wait(mut self) -> Result<Status> {
+        if let Some(st) = self.finished {
+            return Ok(st);
+        }
         self.done = true;
         self.comm.received(self.comm.t.wait(self.id))
     }
 
     pub fn test(&mut self) -> Result<Option<Status>> {
+        if let Some(st) = self.finished {
+            return Ok(Some(st));
+        }
         if self.done {
             return Ok(Some(Status::default()));
         }
         let r = self.comm.t.test(self.id)?;
         self.done = r.is_some();
-        Ok(r.map(|st| self.comm.status_in(st)))
+        self.finished = r.map(|st| self.comm.status_in(st));
+        Ok(self.finished)
     }
 }
 
@@ -402,6 +411,7 @@ impl Comm {
             comm: self,
             id,
             done: id == ReqId::DONE,
+            finished: None,
             _buf: PhantomData,
         }
     }

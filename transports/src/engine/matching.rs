@@ -19,6 +19,7 @@ impl State {
             && self.ctrl_count == 0
             && self.first_count == 0
             && self.streams.is_empty()
+            && self.flushing.is_empty()
             && self.matched.is_empty()
     }
 

@@ -92,6 +92,7 @@ impl Engine {
             cfg,
             max_frame: caps.max_frame,
             wire_single_copy: caps.single_copy,
+            wire_places: wire.places(),
             slots: Vec::new(),
             free: Vec::new(),
             posted: VecDeque::new(),
@@ -101,6 +102,7 @@ impl Engine {
             ctrl: vec![VecDeque::new(); size],
             ctrl_count: 0,
             streams: VecDeque::new(),
+            flushing: Vec::new(),
             matched: VecDeque::new(),
             puts: VecDeque::new(),
             send_seq: vec![0; size],
@@ -348,7 +350,7 @@ impl Transport for Engine {
         while core.st.quiet() {
             let mut got = None;
             let st = &mut core.st;
-            let polled = core.wire.poll(&mut |peer, frame| {
+            let mut take = |st: &mut State, peer: usize, frame: &[u8]| {
                 if got.is_none() {
                     if let Some(status) = st.fast_match(peer, frame, buf, cap, src, tag, ctx)? {
                         got = Some(status);
@@ -356,7 +358,14 @@ impl Transport for Engine {
                     }
                 }
                 st.on_frame(peer, frame)
-            });
+            };
+            // A rendezvous receive posted earlier may still be arriving (it is in none of
+            // quiet's queues), so its payload may be placed here too.
+            let polled = if st.wire_places {
+                core.wire.poll_placing(&mut protocol::FnPlacer(st, take))
+            } else {
+                core.wire.poll(&mut |peer, frame| take(st, peer, frame))
+            };
             let n = polled.map_err(|e| e.with_stage(&core.st.stage))?;
             if let Some(status) = got {
                 return Ok(status);

@@ -7,7 +7,7 @@ use crate::error::{Result, TransportError};
 use crate::header::{FrameType, Header, FLAG_SINGLE_COPY_OK, MAX_HEADER_LEN};
 use crate::order::HostOrder;
 use crate::transport::{ReqId, Status};
-use crate::wire::{FragKind, GetOutcome, Protocol};
+use crate::wire::{FragKind, FrameSink, GetOutcome, Placement, Protocol};
 
 use super::config::{Schedule, SingleCopy, SHARE_MIN};
 use super::state::{Core, Ctrl, Op, PutJob, RecvPhase, SendPhase, State};
@@ -192,11 +192,19 @@ impl Core {
         if !self.st.streams.is_empty() {
             active |= self.stream()?;
         }
-        let st = &mut self.st;
-        let n = self
-            .wire
-            .poll(&mut |peer, frame| st.on_frame(peer, frame))?;
+        let n = if self.st.wire_places {
+            let on_frame = |st: &mut State, peer: usize, frame: &[u8]| st.on_frame(peer, frame);
+            self.wire
+                .poll_placing(&mut FnPlacer(&mut self.st, on_frame))?
+        } else {
+            let st = &mut self.st;
+            self.wire
+                .poll(&mut |peer, frame| st.on_frame(peer, frame))?
+        };
         active |= n > 0;
+        if !self.st.flushing.is_empty() {
+            active |= self.complete_flushed();
+        }
         if !self.st.matched.is_empty() {
             self.start_matched()?;
             self.flush_ctrl()?;
@@ -208,6 +216,27 @@ impl Core {
             active = true;
         }
         Ok(active)
+    }
+
+    /// Completes the sends whose last fragment the wire has let go of.
+    fn complete_flushed(&mut self) -> bool {
+        let mut any = false;
+        let mut k = 0;
+        while k < self.st.flushing.len() {
+            let idx = self.st.flushing[k] as usize;
+            let Op::Send(s) = &self.st.slots[idx].op else {
+                unreachable!("flushing holds sends")
+            };
+            if self.wire.holds(s.dst) {
+                k += 1;
+                continue;
+            }
+            let st = s.status();
+            self.st.complete(idx, st);
+            self.st.flushing.swap_remove(k);
+            any = true;
+        }
+        any
     }
 
     fn flush_ctrl(&mut self) -> Result<bool> {
@@ -407,6 +436,12 @@ impl Core {
             if last && head_pending {
                 s.phase = SendPhase::Sharing { halves_left: 1 };
                 self.st.streams.remove(i);
+            } else if last && self.wire.holds(dst) {
+                // The caller may change the buffer once the send completes; the wire is still
+                // reading its tail.
+                s.phase = SendPhase::Flushing;
+                self.st.flushing.push(idx as u32);
+                self.st.streams.remove(i);
             } else if last {
                 let st = s.status();
                 self.st.complete(idx, st);
@@ -575,5 +610,63 @@ impl Core {
             }
         }
         Ok(())
+    }
+}
+
+/// The engine as a wire's frame sink: whole frames go to a function of the caller's
+/// (`on_frame`, or the receive fast path's match first); a DATA frame's payload may be placed
+/// by the wire straight into its receive buffer.
+pub(super) struct FnPlacer<'a, F>(pub(super) &'a mut State, pub(super) F);
+
+impl<F: FnMut(&mut State, usize, &[u8]) -> Result<()>> FrameSink for FnPlacer<'_, F> {
+    fn frame(&mut self, peer: usize, frame: &[u8]) -> Result<()> {
+        (self.1)(self.0, peer, frame)
+    }
+
+    fn place(&mut self, peer: usize, head: &[u8], frame_len: usize) -> Result<Option<Placement>> {
+        self.0.place_data(peer, head, frame_len)
+    }
+
+    fn placed(&mut self, peer: usize, placement: &Placement) -> Result<()> {
+        self.0
+            .add_received(placement.token, peer, placement.len, "DATA")
+    }
+}
+
+impl State {
+    /// Where the payload of a DATA frame goes: checked as `on_frame` checks a DATA frame it
+    /// copies, so a placed frame and a copied one fail alike.
+    fn place_data(
+        &mut self,
+        peer: usize,
+        head: &[u8],
+        frame_len: usize,
+    ) -> Result<Option<Placement>> {
+        let h = Header::decode_as(self.order, head).map_err(|source| TransportError::Header {
+            peer: self.stage_err_peer(peer),
+            source,
+        })?;
+        if h.ty != FrameType::Data {
+            return Ok(None);
+        }
+        let header_len = h.ty.header_len();
+        let n = frame_len.saturating_sub(header_len);
+        let idx = self.slot_of(h.a, peer, "DATA")?;
+        let (buf, len) = self.receiving(idx, peer, "DATA")?;
+        let off = h.b as usize;
+        if off.checked_add(n).is_none_or(|end| end > len) {
+            return Err(TransportError::Protocol {
+                peer: format!("rank {peer}"),
+                what: format!("DATA at offset {off} of {n} bytes overruns a {len}-byte message"),
+            });
+        }
+        self.counters.frames_received += 1;
+        Ok(Some(Placement {
+            header_len,
+            // SAFETY: in bounds of the `len`-byte receive buffer, checked above.
+            dst: unsafe { buf.0.add(off) },
+            len: n,
+            token: idx,
+        }))
     }
 }

@@ -22,6 +22,8 @@ pub(super) struct State {
     pub(super) order: HostOrder,
     pub(super) max_frame: usize,
     pub(super) wire_single_copy: bool,
+    /// The wire reads payloads into place (`Wire::places`).
+    pub(super) wire_places: bool,
     pub(super) slots: Vec<Slot>,
     pub(super) free: Vec<u32>,
     pub(super) posted: VecDeque<u32>,
@@ -32,6 +34,9 @@ pub(super) struct State {
     pub(super) ctrl: Vec<VecDeque<Ctrl>>,
     pub(super) ctrl_count: usize,
     pub(super) streams: VecDeque<u32>,
+    /// Sends whose last fragment the wire still reads (see `Wire::holds`), completed once it
+    /// lets go.
+    pub(super) flushing: Vec<u32>,
     pub(super) matched: VecDeque<u32>,
     pub(super) puts: VecDeque<PutJob>,
     pub(super) send_seq: Vec<u32>,
@@ -80,6 +85,8 @@ pub(super) enum SendPhase {
     /// receiver's FIN it may still be reading this buffer, which the caller is free to change
     /// once the send completes.
     Sharing { halves_left: u8 },
+    /// Every fragment was handed to the wire, which still reads the last one from this buffer.
+    Flushing,
 }
 
 #[derive(Debug)]

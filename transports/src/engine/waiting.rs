@@ -177,6 +177,7 @@ pub(super) fn describe_pending(st: &State, reqs: &[ReqId]) -> Pending {
                     SendPhase::Sharing { .. } => {
                         "the receiver to finish reading a shared single copy"
                     }
+                    SendPhase::Flushing => "room in the kernel for the last rendezvous data",
                 };
                 return Pending {
                     rank: Some(s.dst),
