@@ -1,6 +1,8 @@
 //! What the frontend tells every rank (the job spec: through the environment for processes,
 //! directly for threads) and what ranks tell the frontend (events, one JSON line each, through
-//! the bootstrap).
+//! the bootstrap; a point's samples packed inside it, see [`samples`]).
+
+pub mod samples;
 
 use bench_core::measure::{Point, PointKey};
 use bench_core::tunables::Settings;
@@ -90,10 +92,11 @@ pub enum RankEvent {
         suite: String,
         key: PointKey,
     },
-    /// Rank 0 measured a point.
+    /// Rank 0 measured a point. Its samples travel packed ([`samples`]), not as JSON numbers.
     Point {
         fabric: String,
         suite: String,
+        #[serde(with = "samples::point")]
         point: Point,
     },
     /// Rank 0's suite wrote a line for the user beside its table.
