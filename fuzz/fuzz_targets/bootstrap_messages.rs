@@ -1,6 +1,7 @@
 //! What ranks send the frontend and what the frontend hands ranks: the bootstrap server's
 //! greeting and request lines (with the deadline the server computes from a request's wait),
-//! escaped values, rank events (JSON lines), the job spec (JSON in FABBENCH_SPEC) and an
+//! escaped values, rank events (JSON lines, a point's samples packed in base64 inside), the
+//! packed samples alone (as bytes and as base64), the job spec (JSON in FABBENCH_SPEC) and an
 //! external launcher's environment. The first byte picks the decoder.
 #![no_main]
 
@@ -10,18 +11,37 @@ use bench_core::bootstrap::discover::detect_with;
 use bench_core::bootstrap::tcp::{parse_hello, Request};
 use bench_core::bootstrap::{escape, unescape};
 use libfuzzer_sys::fuzz_target;
-use runner::job::{JobSpec, RankEvent};
+use runner::job::{samples, JobSpec, RankEvent};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else {
         return;
     };
+    if which % 6 == 5 {
+        // A point's samples, packed: what decodes packs back to the same values.
+        for decoded in [
+            samples::unpack(rest),
+            std::str::from_utf8(rest).map_or(Ok(Vec::new()), samples::decode),
+        ] {
+            if let Ok(values) = decoded {
+                assert_eq!(
+                    samples::unpack(&samples::pack(&values)).as_ref(),
+                    Ok(&values)
+                );
+                assert_eq!(
+                    samples::decode(&samples::encode(&values)).as_ref(),
+                    Ok(&values)
+                );
+            }
+        }
+        return;
+    }
     // Lines reach the decoders as text: the server reads them with read_line, which refuses
     // bytes that are not UTF-8, and the job spec is an environment variable read as a String.
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    match which % 5 {
+    match which % 6 {
         0 => {
             let _ = parse_hello(text);
             match Request::parse(text) {
