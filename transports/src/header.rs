@@ -13,6 +13,7 @@
 //! RTS    24: u64 sender request   32: u64 sender buffer address
 //! CTS    24: u64 sender request   32: u64 receiver request  40: u64 receiver buffer address
 //! DATA   24: u64 receiver request 32: u64 offset of this fragment in the message
+//!        (placed: the header alone, its message length field the fragment's length)
 //! FIN    24: u64 sender request
 //! PUT    24: u64 sender request   32: u64 receiver request  40: u64 destination address
 //!        (message length field: the bytes the sender is to write, the message's tail)
@@ -28,6 +29,11 @@ pub const MAX_HEADER_LEN: usize = 48;
 
 /// The flag on an RTS saying the sender's buffer may be read in place (single copy).
 pub const FLAG_SINGLE_COPY_OK: u16 = 1;
+
+/// The flag on a DATA frame saying its wire already wrote the payload into the receive buffer
+/// (see [`crate::wire::WireCaps::places_data`]): the frame is the header alone, and its message
+/// length field holds the fragment's length, as PUTFIN's holds the bytes a put wrote.
+pub const FLAG_PLACED: u16 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -187,7 +193,11 @@ impl Header {
         }
         let u64_at = |at: usize| o.get_net::<u64>(&frame[at..at + 8]);
         let flags: u16 = o.get_net(&frame[2..4]);
-        if flags & !FLAG_SINGLE_COPY_OK != 0 {
+        let known = match ty {
+            FrameType::Data => FLAG_SINGLE_COPY_OK | FLAG_PLACED,
+            _ => FLAG_SINGLE_COPY_OK,
+        };
+        if flags & !known != 0 {
             return Err(HeaderError::Reserved);
         }
         Ok(Header {
@@ -214,10 +224,10 @@ mod tests {
         Header {
             ty,
             ctx: 1,
-            flags: if ty == FrameType::Rts {
-                FLAG_SINGLE_COPY_OK
-            } else {
-                0
+            flags: match ty {
+                FrameType::Rts => FLAG_SINGLE_COPY_OK,
+                FrameType::Data => FLAG_PLACED,
+                _ => 0,
             },
             tag: -7,
             seq: 0xdead_beef,
@@ -292,7 +302,7 @@ mod tests {
                 FrameType::Cts,
                 golden(FrameType::Cts, [0, 0], &[&A, &B, &C]),
             ),
-            (FrameType::Data, golden(FrameType::Data, [0, 0], &[&A, &B])),
+            (FrameType::Data, golden(FrameType::Data, [0, 2], &[&A, &B])),
             (FrameType::Fin, golden(FrameType::Fin, [0, 0], &[&A])),
             (
                 FrameType::Put,
@@ -337,8 +347,11 @@ mod tests {
             Err(HeaderError::Reserved)
         );
         buf[2] = 0;
-        buf[3] = 2;
+        // Placed is a DATA frame's flag only.
+        buf[3] = FLAG_PLACED as u8;
         assert_eq!(Header::decode(&buf), Err(HeaderError::Reserved));
+        buf[0] = FrameType::Data as u8;
+        assert_eq!(Header::decode(&buf).map(|h| h.flags), Ok(FLAG_PLACED));
         // every prefix of every byte pattern decodes or errors
         for len in 0..MAX_HEADER_LEN {
             for fill in [0u8, 1, 2, 3, 4, 5, 0xff] {

@@ -690,6 +690,7 @@ impl Wire for TcpWire {
             single_copy: false,
             virtual_time: false,
             models_rx_thread: false,
+            places_data: false,
         }
     }
 
@@ -792,7 +793,7 @@ impl Wire for TcpWire {
         self.receive(&mut WholeFrames(sink))
     }
 
-    fn places(&self) -> bool {
+    fn reads_into_place(&self) -> bool {
         true
     }
 

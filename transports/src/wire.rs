@@ -20,6 +20,11 @@ pub struct WireCaps {
     /// The wire's model executes the receive-thread mechanics itself; the engine must not
     /// start a real progress thread (it would break virtual-time determinism).
     pub models_rx_thread: bool,
+    /// The ranks share one address space (an emulated fabric's thread-ranks), so the wire can
+    /// place a DATA frame: write its payload straight into the receive buffer at the frame's
+    /// `recv_addr` when it accepts the frame, and carry the header alone. No copy of the data
+    /// is held while the frame is in flight.
+    pub places_data: bool,
 }
 
 /// The protocol a wire prefers for one rendezvous transfer.
@@ -48,6 +53,8 @@ pub enum FragKind {
         last: bool,
         send_addr: u64,
         recv_addr: u64,
+        /// The wire is to place the payload (see [`WireCaps::places_data`]).
+        placed: bool,
     },
     /// The receiver finished reading the sender's buffer in place.
     Fin,
@@ -122,11 +129,11 @@ pub trait Wire: Send {
     /// The wire reads payloads into place (`poll_placing`); the engine then polls it that way.
     /// Wires whose frames are already in memory (shared memory, emulated) have nothing to gain
     /// and keep `poll`, whose one closure call a frame is all a small message can afford.
-    fn places(&self) -> bool {
+    fn reads_into_place(&self) -> bool {
         false
     }
     /// As `poll`, but the wire may ask `sink` where a large frame's payload goes and read it
-    /// there itself. Called only on a wire that `places`.
+    /// there itself. Called only on a wire that `reads_into_place`.
     fn poll_placing(&mut self, sink: &mut dyn FrameSink) -> Result<usize> {
         self.poll(&mut |peer, frame| sink.frame(peer, frame))
     }

@@ -418,6 +418,7 @@ impl Wire for EmuWire {
             single_copy: false,
             virtual_time: true,
             models_rx_thread: true,
+            places_data: false,
         }
     }
 

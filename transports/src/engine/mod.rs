@@ -92,7 +92,8 @@ impl Engine {
             cfg,
             max_frame: caps.max_frame,
             wire_single_copy: caps.single_copy,
-            wire_places: wire.places(),
+            wire_reads_into_place: wire.reads_into_place(),
+            wire_places_data: caps.places_data,
             slots: Vec::new(),
             free: Vec::new(),
             posted: VecDeque::new(),
@@ -361,7 +362,7 @@ impl Transport for Engine {
             };
             // A rendezvous receive posted earlier may still be arriving (it is in none of
             // quiet's queues), so its payload may be placed here too.
-            let polled = if st.wire_places {
+            let polled = if st.wire_reads_into_place {
                 core.wire.poll_placing(&mut protocol::FnPlacer(st, take))
             } else {
                 core.wire.poll(&mut |peer, frame| take(st, peer, frame))

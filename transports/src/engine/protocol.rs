@@ -4,7 +4,7 @@
 //! the wire is busy, so work that needs the wire is queued there and done by the progress pass.
 
 use crate::error::{Result, TransportError};
-use crate::header::{FrameType, Header, FLAG_SINGLE_COPY_OK, MAX_HEADER_LEN};
+use crate::header::{FrameType, Header, FLAG_PLACED, FLAG_SINGLE_COPY_OK, MAX_HEADER_LEN};
 use crate::order::HostOrder;
 use crate::transport::{ReqId, Status};
 use crate::wire::{FragKind, FrameSink, GetOutcome, Placement, Protocol};
@@ -93,21 +93,33 @@ impl State {
                 let idx = self.slot_of(h.a, peer, "DATA")?;
                 let (buf, len) = self.receiving(idx, peer, "DATA")?;
                 let off = h.b as usize;
-                if off.checked_add(payload.len()).is_none_or(|end| end > len) {
+                let placed = h.flags & FLAG_PLACED != 0;
+                if placed && (!self.wire_places_data || !payload.is_empty()) {
+                    return Err(TransportError::Protocol {
+                        peer: format!("rank {peer}"),
+                        what: "a placed DATA frame from a wire that does not place data, or with a payload".into(),
+                    });
+                }
+                // A placed fragment is already in the buffer: its length is in the header.
+                let n = if placed {
+                    h.len as usize
+                } else {
+                    payload.len()
+                };
+                if off.checked_add(n).is_none_or(|end| end > len) {
                     return Err(TransportError::Protocol {
                         peer: format!("rank {peer}"),
                         what: format!(
-                            "DATA at offset {off} of {} bytes overruns a {len}-byte message",
-                            payload.len()
+                            "DATA at offset {off} of {n} bytes overruns a {len}-byte message"
                         ),
                     });
                 }
-                // SAFETY: the receive buffer holds `len` bytes (checked at match time) and
-                // stays valid until this request completes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.0.add(off), payload.len())
-                };
-                self.add_received(idx, peer, payload.len(), "DATA")
+                if !placed {
+                    // SAFETY: the receive buffer holds `len` bytes (checked at match time) and
+                    // stays valid until this request completes.
+                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.0.add(off), n) };
+                }
+                self.add_received(idx, peer, n, "DATA")
             }
             FrameType::Put => {
                 let idx = self.slot_of(h.a, peer, "PUT")?;
@@ -192,7 +204,7 @@ impl Core {
         if !self.st.streams.is_empty() {
             active |= self.stream()?;
         }
-        let n = if self.st.wire_places {
+        let n = if self.st.wire_reads_into_place {
             let on_frame = |st: &mut State, peer: usize, frame: &[u8]| st.on_frame(peer, frame);
             self.wire
                 .poll_placing(&mut FnPlacer(&mut self.st, on_frame))?
@@ -405,11 +417,18 @@ impl Core {
             };
             let n = frag.min(s.len - offset);
             let last = offset + n == s.len;
+            let placed = self.st.wire_places_data;
             let mut h = Header::new(FrameType::Data);
             h.src = self.st.rank as u32;
-            h.len = s.len as u64;
             h.a = rreq;
             h.b = offset as u64;
+            if placed {
+                // The receiver sees the header alone: it needs the fragment's length.
+                h.flags |= FLAG_PLACED;
+                h.len = n as u64;
+            } else {
+                h.len = s.len as u64;
+            }
             // SAFETY: isend's caller promised `len` readable bytes until completion.
             let payload = unsafe { std::slice::from_raw_parts(s.buf.0.add(offset), n) };
             let kind = FragKind::Data {
@@ -419,6 +438,7 @@ impl Core {
                 last,
                 send_addr: s.buf.0 as u64 + offset as u64,
                 recv_addr: raddr + offset as u64,
+                placed,
             };
             let (hb, hn) = encode(&h, self.st.order);
             if !self.wire.try_send(dst, kind, &hb[..hn], payload)? {
@@ -646,7 +666,8 @@ impl State {
             peer: self.stage_err_peer(peer),
             source,
         })?;
-        if h.ty != FrameType::Data {
+        if h.ty != FrameType::Data || h.flags & FLAG_PLACED != 0 {
+            // A frame placed by its sender carries no payload; `on_frame` judges it.
             return Ok(None);
         }
         let header_len = h.ty.header_len();

@@ -22,8 +22,10 @@ pub(super) struct State {
     pub(super) order: HostOrder,
     pub(super) max_frame: usize,
     pub(super) wire_single_copy: bool,
-    /// The wire reads payloads into place (`Wire::places`).
-    pub(super) wire_places: bool,
+    /// The wire reads payloads into place (`Wire::reads_into_place`).
+    pub(super) wire_reads_into_place: bool,
+    /// The wire places DATA payloads itself (see [`crate::wire::WireCaps::places_data`]).
+    pub(super) wire_places_data: bool,
     pub(super) slots: Vec<Slot>,
     pub(super) free: Vec<u32>,
     pub(super) posted: VecDeque<u32>,

@@ -46,6 +46,8 @@ struct PipeWire {
     refuse_put: bool,
     /// deliver the second frame in an inbox before the first, once
     swap_once: bool,
+    /// advertise placing DATA frames (and place the ones marked so)
+    places: bool,
     clock: RealClock,
 }
 
@@ -67,6 +69,7 @@ impl PipeWire {
             refuse_get: false,
             refuse_put: false,
             swap_once: false,
+            places: false,
             clock: RealClock::new(),
         }
     }
@@ -82,6 +85,7 @@ impl Wire for PipeWire {
             single_copy: self.single_copy,
             virtual_time: false,
             models_rx_thread: false,
+            places_data: self.places,
         }
     }
     fn rank(&self) -> usize {
@@ -110,7 +114,17 @@ impl Wire for PipeWire {
             return Ok(false);
         }
         let mut v = h.to_vec();
-        v.extend_from_slice(p);
+        match k {
+            FragKind::Data {
+                placed: true,
+                recv_addr,
+                ..
+            } => {
+                // Same process: the receive buffer the CTS named is directly writable.
+                unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), recv_addr as *mut u8, p.len()) };
+            }
+            _ => v.extend_from_slice(p),
+        }
         f.inbox[peer].push_back((self.rank, v));
         Ok(true)
     }
@@ -383,6 +397,45 @@ fn single_copy_reads_in_place_when_on() {
     assert_eq!(got, msg);
     assert_eq!(e[0].counters().rendezvous_single_copy_sends, 1);
     assert_eq!(e[0].counters().rendezvous_copy_sends, 0);
+}
+
+#[test]
+fn a_wire_that_places_data_carries_headers_and_the_bytes_arrive() {
+    let e = engines(2, cfg(64), |w| w.places = true);
+    let msgs = vec![pattern(5000, 1), pattern(1000, 2), pattern(65, 3)];
+    assert_eq!(exchange(&e, &msgs), msgs);
+    assert_eq!(e[0].counters().rendezvous_copy_sends, 3);
+}
+
+#[test]
+fn a_placed_frame_on_a_wire_that_does_not_place_is_a_protocol_error() {
+    // The sender's wire places; the receiver's says it does not, so it cannot trust a DATA
+    // frame without a payload.
+    let f = fabric(2);
+    let sender = Engine::new(
+        Box::new(PipeWire {
+            places: true,
+            ..PipeWire::new(0, 2, f.clone())
+        }),
+        cfg(64),
+        None,
+    )
+    .unwrap();
+    let receiver = Engine::new(Box::new(PipeWire::new(1, 2, f)), cfg(64), None).unwrap();
+    let msg = pattern(3000, 4);
+    let mut buf = vec![0u8; 3000];
+    let err = thread::scope(|s| {
+        s.spawn(|| {
+            // The send completes once its last fragment is carried.
+            let r = isend(&sender, &msg, 1, 0);
+            while sender.test(r).unwrap().is_none() {
+                thread::yield_now();
+            }
+        });
+        let r = irecv(&receiver, &mut buf, 0, 0);
+        receiver.wait(r).unwrap_err().to_string()
+    });
+    assert!(err.contains("placed DATA frame"), "{err}");
 }
 
 /// Sends `msgs` from rank 0 to rank 1 one by one and returns what arrived.

@@ -356,6 +356,7 @@ impl Wire for ShmWire {
             single_copy: true,
             virtual_time: false,
             models_rx_thread: false,
+            places_data: false,
         }
     }
 
