@@ -9,12 +9,16 @@
 //! contention is resolved exactly and every run gives the same numbers on any machine.
 //!
 //! The engine above is the same one every native wire uses; the wire receives a `FragKind`
-//! with every frame, which is all a model needs to know what the frame is.
+//! with every frame, which is all a model needs to know what the frame is. A frame in flight
+//! holds a copy of its bytes, except rendezvous data, which the wire places straight into the
+//! receive buffer when it accepts the frame (see [`placing`]), so memory does not grow with the
+//! data a model lets be in flight.
 
 pub mod bxi;
 pub mod card;
 pub mod hyperlink;
 pub mod loggp;
+mod placing;
 pub mod rapidio;
 
 use std::cmp::Ordering as CmpOrdering;
@@ -31,6 +35,7 @@ use crate::error::{Result, TransportError};
 use crate::fabric::{engine_config, FabricContext};
 use crate::transport::Transport;
 use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+use placing::Placements;
 
 /// Picoseconds per nanosecond.
 pub const PS_PER_NS: f64 = 1000.0;
@@ -260,6 +265,7 @@ struct InFlight {
     arrival: Ps,
     order: u64,
     info: FrameInfo,
+    /// The frame as the engine sent it; a placed DATA frame's header alone.
     bytes: Vec<u8>,
 }
 
@@ -284,6 +290,10 @@ impl Ord for InFlight {
 struct State {
     inbox: Vec<BinaryHeap<InFlight>>,
     model: Box<dyn Model>,
+    /// Receive buffers rendezvous data may be placed in.
+    placements: Placements,
+    /// Ranks whose wire is gone: nothing is placed in their memory.
+    gone: Vec<bool>,
     order: u64,
     /// Refusals and retries since a frame was last carried or delivered, anywhere in the job.
     futile: u64,
@@ -333,6 +343,8 @@ impl Shared {
             state: Mutex::new(State {
                 inbox: (0..ranks).map(|_| BinaryHeap::new()).collect(),
                 model,
+                placements: Placements::new(),
+                gone: vec![false; ranks],
                 order: 0,
                 futile: 0,
                 futile_why: BTreeMap::new(),
@@ -392,6 +404,15 @@ impl EmuWire {
         self.clock.load(Ordering::Acquire)
     }
 
+    /// An engine asked to place data where no CTS said it may go: its bug, refused before a
+    /// byte is written.
+    fn misplaced(&self, what: String) -> TransportError {
+        TransportError::Protocol {
+            peer: format!("rank {} ({})", self.rank, self.shared.name),
+            what: format!("refused to place rendezvous data: {what}"),
+        }
+    }
+
     fn sync(&self) -> Result<()> {
         self.shared
             .sched
@@ -402,6 +423,12 @@ impl EmuWire {
 
 impl Drop for EmuWire {
     fn drop(&mut self) {
+        // Under the lock placing takes: nothing is written into this rank's memory after its
+        // engine is gone (a panicking rank poisons the lock; the job is failing then anyway).
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.gone[self.rank] = true;
+            st.placements.forget(self.rank);
+        }
         self.shared.sched.finish(self.rank);
     }
 }
@@ -418,7 +445,8 @@ impl Wire for EmuWire {
             single_copy: false,
             virtual_time: true,
             models_rx_thread: true,
-            places_data: false,
+            // The ranks are threads of this process.
+            places_data: true,
         }
     }
 
@@ -454,6 +482,29 @@ impl Wire for EmuWire {
             bytes: (header.len() + payload.len()) as u64,
         };
         let mut st = self.shared.state.lock().unwrap();
+        let place = match kind {
+            FragKind::Data {
+                rndv,
+                len,
+                recv_addr,
+                placed: true,
+                ..
+            } => {
+                if len != payload.len() as u64 {
+                    return Err(self.misplaced(format!(
+                        "a DATA frame says {len} bytes but carries {}",
+                        payload.len()
+                    )));
+                }
+                if !st.gone[peer] {
+                    st.placements
+                        .check(peer, rndv, recv_addr, len)
+                        .map_err(|e| self.misplaced(e))?;
+                }
+                Some((rndv, recv_addr))
+            }
+            _ => None,
+        };
         let mut w = World {
             sched: &self.shared.sched,
         };
@@ -462,9 +513,29 @@ impl Wire for EmuWire {
                 sender_free,
                 arrival,
             } => {
-                let mut bytes = Vec::with_capacity(header.len() + payload.len());
-                bytes.extend_from_slice(header);
-                bytes.extend_from_slice(payload);
+                let bytes = match place {
+                    Some((rndv, addr)) => {
+                        // A gone receiver never reads it: the bytes go nowhere, as its frames.
+                        if !st.gone[peer] {
+                            st.placements.place(peer, rndv, addr, payload);
+                        }
+                        header.to_vec()
+                    }
+                    None => {
+                        if let FragKind::Cts {
+                            rndv,
+                            len,
+                            recv_addr,
+                        } = kind
+                        {
+                            st.placements.announce(self.rank, rndv, recv_addr, len);
+                        }
+                        let mut bytes = Vec::with_capacity(header.len() + payload.len());
+                        bytes.extend_from_slice(header);
+                        bytes.extend_from_slice(payload);
+                        bytes
+                    }
+                };
                 let order = st.order;
                 st.order += 1;
                 st.inbox[peer].push(InFlight {
