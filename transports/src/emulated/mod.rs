@@ -10,12 +10,13 @@
 //!
 //! The engine above is the same one every native wire uses; the wire receives a `FragKind`
 //! with every frame, which is all a model needs to know what the frame is. A frame in flight
-//! holds a copy of its bytes, except rendezvous data, which the wire places straight into the
-//! receive buffer when it accepts the frame (see [`placing`]), so memory does not grow with the
-//! data a model lets be in flight.
+//! holds a copy of its bytes (see [`carried`]), except rendezvous data, which the wire places
+//! straight into the receive buffer when it accepts the frame (see [`placing`]), so memory does
+//! not grow with the data a model lets be in flight.
 
 pub mod bxi;
 pub mod card;
+mod carried;
 pub mod hyperlink;
 pub mod loggp;
 mod placing;
@@ -35,6 +36,7 @@ use crate::error::{Result, TransportError};
 use crate::fabric::{engine_config, FabricContext};
 use crate::transport::Transport;
 use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
+use carried::{Carried, Copies};
 use placing::Placements;
 
 /// Picoseconds per nanosecond.
@@ -266,7 +268,7 @@ struct InFlight {
     order: u64,
     info: FrameInfo,
     /// The frame as the engine sent it; a placed DATA frame's header alone.
-    bytes: Vec<u8>,
+    frame: Carried,
 }
 
 impl PartialEq for InFlight {
@@ -294,6 +296,8 @@ struct State {
     placements: Placements,
     /// Ranks whose wire is gone: nothing is placed in their memory.
     gone: Vec<bool>,
+    /// Each rank's last large payload in flight, which the same bytes sent again share.
+    copies: Copies,
     order: u64,
     /// Refusals and retries since a frame was last carried or delivered, anywhere in the job.
     futile: u64,
@@ -345,6 +349,7 @@ impl Shared {
                 model,
                 placements: Placements::new(),
                 gone: vec![false; ranks],
+                copies: Copies::new(ranks),
                 order: 0,
                 futile: 0,
                 futile_why: BTreeMap::new(),
@@ -513,13 +518,13 @@ impl Wire for EmuWire {
                 sender_free,
                 arrival,
             } => {
-                let bytes = match place {
+                let frame = match place {
                     Some((rndv, addr)) => {
                         // A gone receiver never reads it: the bytes go nowhere, as its frames.
                         if !st.gone[peer] {
                             st.placements.place(peer, rndv, addr, payload);
                         }
-                        header.to_vec()
+                        Carried::Whole(header.to_vec())
                     }
                     None => {
                         if let FragKind::Cts {
@@ -530,10 +535,7 @@ impl Wire for EmuWire {
                         {
                             st.placements.announce(self.rank, rndv, recv_addr, len);
                         }
-                        let mut bytes = Vec::with_capacity(header.len() + payload.len());
-                        bytes.extend_from_slice(header);
-                        bytes.extend_from_slice(payload);
-                        bytes
+                        st.copies.carry(self.rank, header, payload)
                     }
                 };
                 let order = st.order;
@@ -542,7 +544,7 @@ impl Wire for EmuWire {
                     arrival,
                     order,
                     info,
-                    bytes,
+                    frame,
                 });
                 st.progressed();
                 drop(st);
@@ -609,7 +611,8 @@ impl Wire for EmuWire {
                     }
                 }
             };
-            sink(frame.info.src, &frame.bytes)?;
+            let src = frame.info.src;
+            frame.frame.deliver(|bytes| sink(src, bytes))?;
             n += 1;
         }
         Ok(n)
