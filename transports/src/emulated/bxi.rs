@@ -264,6 +264,17 @@ impl Model for Bxi {
         Ok(Take::Deliver { cost })
     }
 
+    fn forget_before(&mut self, horizon: Ps) {
+        for q in self
+            .sendq
+            .values_mut()
+            .chain(self.recvq.values_mut())
+            .chain(self.rndvq.values_mut())
+        {
+            q.forget_before(horizon);
+        }
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         vec![
             ("bxi.link_mbps".into(), format!("{:.0}", self.p.link_mbps)),

@@ -420,6 +420,12 @@ impl Model for Hyperlink {
         Ok(Take::Deliver { cost: t - now })
     }
 
+    fn forget_before(&mut self, horizon: Ps) {
+        for pair in self.pairs.values_mut() {
+            pair.window.forget_before(horizon);
+        }
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         let topo = match self.n {
             2 => "2 nodes, one link".to_string(),

@@ -51,6 +51,11 @@ pub const MAX_FRAME: usize = 1 << 30;
 /// well under a second of real time.
 pub const LIVELOCK_FUTILE: u64 = 100_000;
 
+/// Frames delivered between two passes in which the models forget credit history no query can
+/// reach: often enough that the history stays short, seldom enough that its cost (a look at
+/// every rank's clock and inbox, and at each credit pool) stays out of the per-message cost.
+const FORGET_EVERY: u32 = 1024;
+
 /// `NAME=VALUE` of a setting in force, as refusals name it.
 pub(crate) fn shown(s: &Settings, name: &str) -> String {
     format!("{name}={}", s.value(name))
@@ -116,8 +121,11 @@ impl Resource {
 pub struct Credits {
     cap: u64,
     taken: u64,
-    /// (time, total given back up to and including this time), ascending in time.
+    /// (time, total given back up to and including this time), ascending in time; returns
+    /// before the horizon are forgotten but for the last.
     returns: Vec<(Ps, u64)>,
+    /// No query comes before this time any more (see [`Credits::forget_before`]).
+    horizon: Ps,
     waiters: Vec<usize>,
 }
 
@@ -127,6 +135,7 @@ impl Credits {
             cap,
             taken: 0,
             returns: Vec::new(),
+            horizon: 0,
             waiters: Vec::new(),
         }
     }
@@ -135,7 +144,29 @@ impl Credits {
         self.cap
     }
 
+    /// Forgets the returns no query can tell apart any more: every query from now on is at
+    /// `horizon` or later (the wire's promise, see [`Model::forget_before`]), and the last
+    /// return at or before it holds the total they need. Without this the history grows by a
+    /// return per message for the whole run (hundreds of MiB over a 64-rank mpptest).
+    pub fn forget_before(&mut self, horizon: Ps) {
+        self.horizon = self.horizon.max(horizon);
+        let i = self.returns.partition_point(|(at, _)| *at <= self.horizon);
+        if i > 1 {
+            self.returns.drain(..i - 1);
+        }
+    }
+
+    /// A query at `t`: never before the horizon, or a forgotten return would be missed.
+    fn asked_at(&self, t: Ps) {
+        assert!(
+            t >= self.horizon,
+            "credits asked at {t} ps, before the horizon of {} ps the wire promised",
+            self.horizon
+        );
+    }
+
     fn returned_by(&self, t: Ps) -> u64 {
+        self.asked_at(t);
         let i = self.returns.partition_point(|(at, _)| *at <= t);
         if i == 0 {
             0
@@ -152,6 +183,7 @@ impl Credits {
     /// The first time from `t` on at which `n` slots are free, as far as the returns made so
     /// far say (None: not by any of them).
     pub fn free_from(&self, n: u64, t: Ps) -> Option<Ps> {
+        self.asked_at(t);
         if self.available(t) >= n {
             return Some(t);
         }
@@ -177,7 +209,8 @@ impl Credits {
         }
     }
 
-    /// Gives `n` slots back at `t`, waking whoever waits for them.
+    /// Gives `n` slots back at `t`, waking whoever waits for them. `t` may be before the
+    /// horizon: the totals after it, the only ones still read, are right either way.
     pub fn give_back(&mut self, w: &mut World, n: u64, t: Ps) {
         let i = self.returns.partition_point(|(at, _)| *at <= t);
         let before = if i == 0 { 0 } else { self.returns[i - 1].1 };
@@ -199,6 +232,7 @@ impl Credits {
 
     /// `rank` waits for room from `t`: wake it at the next known return, or when one is made.
     pub fn wait(&mut self, w: &mut World, rank: usize, t: Ps) {
+        self.asked_at(t);
         if let Some((at, _)) = self.returns.iter().find(|(at, _)| *at > t) {
             w.wake(rank, *at);
         }
@@ -261,6 +295,10 @@ pub trait Model: Send {
     fn diagnose(&self) -> Option<String> {
         None
     }
+    /// Nothing is asked at a time before `horizon` any more: no rank's clock and no frame in
+    /// flight is earlier, and every time a model is asked at derives from one of them. A
+    /// model drops history only earlier times could read ([`Credits::forget_before`]).
+    fn forget_before(&mut self, _horizon: Ps) {}
 }
 
 struct InFlight {
@@ -294,8 +332,11 @@ struct State {
     model: Box<dyn Model>,
     /// Receive buffers rendezvous data may be placed in.
     placements: Placements,
-    /// Ranks whose wire is gone: nothing is placed in their memory.
+    /// Ranks whose wire is gone: nothing is placed in their memory, and their clocks no longer
+    /// hold the horizon back.
     gone: Vec<bool>,
+    /// Frames delivered since the models last forgot what no query can reach.
+    since_forget: u32,
     /// Each rank's last large payload in flight, which the same bytes sent again share.
     copies: Copies,
     order: u64,
@@ -306,6 +347,33 @@ struct State {
 }
 
 impl State {
+    /// A frame was delivered. Every [`FORGET_EVERY`] frames, the model forgets what no query
+    /// can reach any more.
+    fn delivered(&mut self, sched: &Scheduler) {
+        self.since_forget += 1;
+        if self.since_forget < FORGET_EVERY {
+            return;
+        }
+        self.since_forget = 0;
+        let h = self.horizon(sched);
+        self.model.forget_before(h);
+    }
+
+    /// The earliest time anything can still be asked of the model at: the earliest clock of
+    /// a rank still running (clocks never go back) and the earliest arrival of a frame in
+    /// flight (a model may price a frame at its arrival; frames sent from now on arrive after
+    /// their sender's clock). Called under the state lock, by the one rank that runs.
+    fn horizon(&self, sched: &Scheduler) -> Ps {
+        let clocks = (0..self.gone.len())
+            .filter(|&r| !self.gone[r])
+            .map(|r| sched.now(r));
+        // A gone rank's inbox is never taken from.
+        let arrivals = (0..self.gone.len())
+            .filter(|&r| !self.gone[r])
+            .filter_map(|r| self.inbox[r].peek().map(|f| f.arrival));
+        clocks.chain(arrivals).min().unwrap_or(0)
+    }
+
     /// A frame was carried or delivered: the job progresses.
     fn progressed(&mut self) {
         self.futile = 0;
@@ -349,6 +417,7 @@ impl Shared {
                 model,
                 placements: Placements::new(),
                 gone: vec![false; ranks],
+                since_forget: 0,
                 copies: Copies::new(ranks),
                 order: 0,
                 futile: 0,
@@ -583,6 +652,7 @@ impl Wire for EmuWire {
                 match st.model.take(&mut w, &f.info, f.arrival, now)? {
                     Take::Deliver { cost } => {
                         st.progressed();
+                        st.delivered(&self.shared.sched);
                         self.shared.sched.advance_to(self.rank, now + cost);
                         f
                     }
@@ -898,6 +968,42 @@ mod tests {
             errs[0].contains("refusals and retries in a row and no frame carried (rank 0 waits to send to rank 1: room that never comes)"),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn forgetting_before_the_horizon_changes_no_answer_from_it_on() {
+        let sched = Scheduler::new(1);
+        let mut w = World { sched: &sched };
+        let (mut all, mut short) = (Credits::new(4), Credits::new(4));
+        // Returns out of order (some before the horizon that follows), takes, and a forget
+        // every few steps; both pools must answer alike at and after each horizon.
+        let mut horizon = 0;
+        for step in 0..400u64 {
+            let t = horizon + (step * 7919) % 500;
+            for c in [&mut all, &mut short] {
+                c.take(1, t.max(horizon));
+                c.give_back(&mut w, 1, t.saturating_sub(300));
+            }
+            if step % 5 == 4 {
+                horizon += 37;
+                short.forget_before(horizon);
+            }
+            for q in [horizon, horizon + 1, horizon + 250, horizon + 1000] {
+                assert_eq!(all.available(q), short.available(q), "step {step} at {q}");
+                for n in 1..4 {
+                    assert_eq!(all.free_from(n, q), short.free_from(n, q));
+                }
+            }
+        }
+        assert!(short.returns.len() < all.returns.len() / 4, "it forgets");
+    }
+
+    #[test]
+    #[should_panic(expected = "before the horizon")]
+    fn a_query_before_the_horizon_is_refused() {
+        let mut c = Credits::new(1);
+        c.forget_before(100);
+        c.available(99);
     }
 
     #[test]

@@ -376,6 +376,12 @@ impl Model for RapidIo {
         Ok(Take::Deliver { cost })
     }
 
+    fn forget_before(&mut self, horizon: Ps) {
+        for q in self.common.iter_mut().chain(self.dedicated.iter_mut()) {
+            q.forget_before(horizon);
+        }
+    }
+
     fn describe(&self) -> Vec<(String, String)> {
         vec![
             (
