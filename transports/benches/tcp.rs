@@ -15,11 +15,11 @@ use transports::engine::{Engine, EngineConfig, Schedule, SingleCopy};
 use transports::fabric::ENGINE_TUNABLES;
 use transports::tcp::{TcpWire, TUNABLES};
 
-/// The engine as the tcp fabric configures it (its defaults: eager up to 64 KiB, 512 KiB
+/// The engine as the tcp fabric configures it (its defaults: eager up to 63 KiB, 512 KiB
 /// fragments).
 fn cfg() -> EngineConfig {
     EngineConfig {
-        eager_limit: 64 << 10,
+        eager_limit: 63 << 10,
         frag_size: 512 << 10,
         single_copy: SingleCopy::Off,
         single_copy_share: 0,
