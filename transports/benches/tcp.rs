@@ -8,32 +8,28 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bench_core::bootstrap::{local, Bootstrap};
-use bench_core::tunables::Registry;
+use bench_core::tunables::{Settings, Source};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use transports::comm::Comm;
-use transports::engine::{Engine, EngineConfig, Schedule, SingleCopy};
-use transports::fabric::ENGINE_TUNABLES;
-use transports::tcp::{TcpWire, TUNABLES};
+use transports::engine::Engine;
+use transports::fabric::engine_config;
+use transports::registry;
+use transports::tcp::TcpWire;
 
-/// The engine as the tcp fabric configures it (its defaults: eager up to 63 KiB, 512 KiB
-/// fragments).
-fn cfg() -> EngineConfig {
-    EngineConfig {
-        eager_limit: 63 << 10,
-        frag_size: 512 << 10,
-        single_copy: SingleCopy::Off,
-        single_copy_share: 0,
-        rx_thread: false,
-        schedule: Schedule::RoundRobin,
-        timeout: Duration::from_secs(30),
-        inject_delay_ns: 0,
-        byte_orders: Default::default(),
+/// The tcp fabric's settings: every tunable at its default, then the fabric's own defaults
+/// (eager below 64 KiB, 512 KiB fragments), as a run gets them.
+fn settings() -> Settings {
+    let registry = registry::registry(&[]);
+    let mut s = registry.defaults();
+    for (k, v) in registry::find("tcp").unwrap().defaults {
+        s.set(&registry, k, v, Source::Fabric).unwrap();
     }
+    s
 }
 
 /// Two tcp comms of one job over loopback, connected on two threads.
 fn pair() -> (Comm, Comm) {
-    let settings = Registry::new(&[ENGINE_TUNABLES, TUNABLES]).defaults();
+    let settings = settings();
     let (boots, _ev) = local::group(2);
     let mut wires: Vec<TcpWire> = thread::scope(|s| {
         let hs: Vec<_> = boots
@@ -50,7 +46,8 @@ fn pair() -> (Comm, Comm) {
     });
     let b = wires.pop().unwrap();
     let a = wires.pop().unwrap();
-    let mk = |w: TcpWire| Comm::new(Box::new(Engine::new(Box::new(w), cfg(), None).unwrap()));
+    let cfg = engine_config(&settings);
+    let mk = |w: TcpWire| Comm::new(Box::new(Engine::new(Box::new(w), cfg, None).unwrap()));
     (mk(a), mk(b))
 }
 
