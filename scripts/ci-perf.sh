@@ -30,7 +30,7 @@
 #                          branch's) and FABBENCH in turn, --runs times each, and compare the
 #                          two; on a real fabric this is the fair comparison, as the machine's
 #                          drift between then and now hits both builds alike
-#   --out DIR              where the run and the summaries go (default ci-perf-out)
+#   --out DIR              where the run and the summaries go (default fabbench-results/ci-perf, an ignored folder)
 #   --noise PCT            the noise band passed to compare (default 2%)
 #   --fail-on WHAT         regression (default) or change
 #   --advisory             report, never fail (exit 0 whatever compare says)
@@ -48,7 +48,7 @@ set -euo pipefail
 usage() { echo "ci-perf.sh: $*; see the comment at the top of scripts/ci-perf.sh" >&2; exit 2; }
 
 FABBENCH=${FABBENCH:-fabbench}
-suites="" fabric="" run_args="" baseline="" out=ci-perf-out noise=2% fail_on=regression
+suites="" fabric="" run_args="" baseline="" out=fabbench-results/ci-perf noise=2% fail_on=regression
 advisory=0 history="" main=0 update=0 repeat=1 ab=""
 [ "${GITHUB_REF:-}" = refs/heads/main ] && main=1
 

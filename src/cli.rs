@@ -13,7 +13,6 @@ pub use crate::characterise_args::CharacteriseArgs;
 pub use crate::compare_args::CompareArgs;
 pub use crate::export_args::ExportArgs;
 pub use crate::history_args::HistoryArgs;
-pub use crate::report_args::ReportArgs;
 use crate::single_dash::Given;
 
 #[derive(Debug, Parser)]
@@ -64,6 +63,16 @@ pub enum Command {
     /// Internal: run as one rank of a job started by fabbench's launcher
     #[command(name = "__rank", hide = true)]
     Rank,
+}
+
+/// `fabbench report`'s words, handed unread to the `fabbench-report` binary: its options, help
+/// and checks are defined there only, so the two cannot drift apart.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct ReportArgs {
+    /// Run directories and options; `fabbench report --help` lists them
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub words: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

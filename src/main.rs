@@ -23,7 +23,6 @@ mod history;
 mod history_args;
 mod list;
 mod plot;
-mod report_args;
 mod report_exec;
 mod run;
 mod run_plan;
@@ -72,7 +71,7 @@ fn real_main() -> i32 {
         Command::Characterise(args) => characterise::run(*args),
         Command::Calibrate(args) => calibrate::run(*args),
         Command::Plot(args) => plot::run(args),
-        Command::Report(_) => report_exec::run(),
+        Command::Report(args) => report_exec::run(args.words),
         Command::Compare(args) => compare::run(args),
         Command::History(args) => history::run(args),
         Command::Export(args) => export::run(args),

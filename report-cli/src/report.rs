@@ -1,0 +1,86 @@
+//! `fabbench report`, run by the `fabbench-report` binary: stored runs read through the
+//! results reader, tabulated by the report crate, and printed to stdout or written whole to
+//! `-o FILE` (Markdown's figures into a `STEM-plots/` directory beside it). Every error is one
+//! line and exit status 2.
+
+use std::io::Write;
+
+use report::{By, Figure, Format, Inputs, Report, ReportError};
+
+use crate::args::{ReportArgs, ReportBy, ReportFormat};
+use crate::exit;
+
+pub fn run(args: ReportArgs) -> i32 {
+    match report(&args) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}
+
+fn by(b: ReportBy) -> By {
+    match b {
+        ReportBy::Fabric => By::Fabric,
+        ReportBy::Run => By::Run,
+        ReportBy::Tunable => By::Tunable,
+    }
+}
+
+fn format(f: ReportFormat) -> Format {
+    match f {
+        ReportFormat::Table => Format::Table,
+        ReportFormat::Csv => Format::Csv,
+        ReportFormat::Markdown => Format::Markdown,
+        ReportFormat::Html => Format::Html,
+    }
+}
+
+fn report(args: &ReportArgs) -> Result<(), ReportError> {
+    let runs: Vec<std::path::PathBuf> = args
+        .runs
+        .iter()
+        .flat_map(|d| results::read::runs_in(d))
+        .collect();
+    let inputs = Inputs::read(&runs)?;
+    let report = Report::build(&inputs, by(args.by), args.reference.as_deref())?;
+    let format = format(args.format);
+    // Only Markdown and HTML show figures; the others need none drawn.
+    let figures: Vec<Figure> = if matches!(format, Format::Markdown | Format::Html) {
+        plots::report_figures(inputs.runs())
+            .into_iter()
+            .map(|(title, stem, svg)| Figure {
+                title,
+                file_name: format!("{stem}.svg"),
+                svg,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match &args.output {
+        None => {
+            let bytes = report::exporter(format, None).export(&report, &figures)?;
+            let mut out = std::io::stdout().lock();
+            match out.write_all(&bytes).and_then(|()| out.flush()) {
+                // A reader that stopped early (`| head`) wanted no more.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(ReportError::Write {
+                    path: "stdout".into(),
+                    reason: e.to_string(),
+                }),
+                _ => Ok(()),
+            }
+        }
+        Some(path) => {
+            // Markdown links its figures in a directory beside the report; HTML inlines them.
+            let plots = (format == Format::Markdown).then(|| report::output::plots_dir_for(path));
+            let link_dir = plots
+                .as_ref()
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned());
+            let bytes = report::exporter(format, link_dir.as_deref()).export(&report, &figures)?;
+            report::output::write(path, &bytes, &figures, plots.as_deref())
+        }
+    }
+}
