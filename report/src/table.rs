@@ -9,9 +9,9 @@
 //! value column per label in column order, then one `LABEL/REF` column per ratio. Rows are in
 //! the order the suites first appear in the inputs, then by metric, size and params.
 
-use polars::frame::PivotColumnNaming;
+use polars::lazy::frame::pivot::pivot_stable;
 use polars::prelude::{
-    cols, element, lit, when, Column as PlColumn, DataFrame, DataType, Expr, IntoLazy, JoinArgs,
+    col, lit, when, Column as PlColumn, DataFrame, DataType, Expr, IntoLazy, JoinArgs,
     JoinType, JoinValidation, MaintainOrderJoin, PlSmallStr, SortMultipleOptions, NULL,
 };
 
@@ -144,7 +144,7 @@ impl Long {
     }
 
     fn frame(self) -> Result<DataFrame, ReportError> {
-        Ok(DataFrame::new_infer_height(vec![
+        Ok(DataFrame::new(vec![
             PlColumn::new("input".into(), self.input),
             PlColumn::new("fabric".into(), self.fabric),
             PlColumn::new("suite".into(), self.suite),
@@ -172,7 +172,7 @@ impl Table {
                 paths: inputs.paths(),
             });
         }
-        let labels = DataFrame::new_infer_height(vec![
+        let labels = DataFrame::new(vec![
             PlColumn::new(
                 "input".into(),
                 columns.iter().map(|c| c.input as u32).collect::<Vec<_>>(),
@@ -186,11 +186,6 @@ impl Table {
                 columns.iter().map(|c| c.label.clone()).collect::<Vec<_>>(),
             ),
         ])?;
-        // The pivot's output columns, in column order: polars needs them before it runs.
-        let on_columns = DataFrame::new_infer_height(vec![PlColumn::new(
-            "label".into(),
-            columns.iter().map(|c| c.label.clone()).collect::<Vec<_>>(),
-        )])?;
         let ratios = reference.map(|r| ratios(&columns, r)).unwrap_or_default();
         let ratio_exprs: Vec<Expr> = ratios
             .iter()
@@ -212,21 +207,45 @@ impl Table {
         // Each (run, fabric) has exactly one label: a second would duplicate measurements.
         join.validation = JoinValidation::ManyToOne;
         join.maintain_order = MaintainOrderJoin::Left;
-        let frame = long
+        let joined = long
             .frame()?
             .lazy()
             .join(labels.lazy(), keys.clone(), keys, join)
-            .pivot(
-                cols(["label"]),
-                on_columns.into(),
-                cols(index),
-                cols(["value"]),
-                // One record per cell: a column's point is measured once per metric.
-                element().first(),
-                true,
-                PlSmallStr::from_static("_"),
-                PivotColumnNaming::Auto,
-            )
+            .collect()?;
+        // One value column, so each label's column is named by the label itself. The pivot is
+        // eager (polars cannot know a pivot's columns before it runs); `stable` keeps the
+        // index groups in the order they first appear.
+        let mut wide = pivot_stable(
+            &joined,
+            ["label"],
+            Some(index.clone()),
+            Some(["value"]),
+            false,
+            // One record per cell: a column's point is measured once per metric. In this
+            // polars the pivot names its aggregated values column "" (`element()` is refused).
+            Some(col("").first()),
+            None,
+        )?;
+        // A label no record landed under has no column after the pivot: it gets one of nulls,
+        // so every column of the report is there, in column order.
+        let height = wide.height();
+        for c in &columns {
+            if wide.column(&c.label).is_err() {
+                wide.with_column(PlColumn::full_null(
+                    c.label.as_str().into(),
+                    height,
+                    &DataType::Float64,
+                ))?;
+            }
+        }
+        let order: Vec<Expr> = INDEX
+            .iter()
+            .map(|n| named(n))
+            .chain(columns.iter().map(|c| named(&c.label)))
+            .chain(ratios.iter().map(|r| named(&r.label)))
+            .collect();
+        let frame = wide
+            .lazy()
             .sort(
                 ["suite_order", "metric", "size", "params"],
                 SortMultipleOptions::new()
@@ -234,7 +253,7 @@ impl Table {
                     .with_maintain_order(true),
             )
             .with_columns(ratio_exprs)
-            .drop(cols(["suite_order"]))
+            .select(order)
             .collect()?;
         Ok(Table {
             columns,
