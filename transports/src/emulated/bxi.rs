@@ -13,12 +13,11 @@
 //! `link_gbps`.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::engine::EngineConfig;
 use crate::error::Result;
@@ -26,18 +25,14 @@ use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/bxi.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in bxi card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("bxi", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in bxi card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 /// On bxi the engine's eager/rendezvous switch and fragment size are pscom4portals' own.

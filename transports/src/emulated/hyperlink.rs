@@ -14,30 +14,25 @@
 //! the second link by the receiver: 1->3 via 2, 3->1 via 4, 2->4 via 3, 4->2 via 1.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::{Result, TransportError};
 use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/hyperlink.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in hyperlink card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("hyperlink", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in hyperlink card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 #[derive(Debug, Clone)]

@@ -12,12 +12,10 @@
 //! the engine's own rendezvous would count it twice. What this leaves out is a rendezvous's
 //! synchronisation: a sender here never waits for its receiver to post.
 
-use std::sync::OnceLock;
-
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::engine::EngineConfig;
 use crate::error::{Result, TransportError};
@@ -28,14 +26,10 @@ pub const CARD: &str = include_str!("cards/loggp.toml");
 /// Segment slots a card has.
 pub const SLOTS: usize = 6;
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in loggp card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("loggp", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in loggp card"))
+    BUILTIN.defs()
 }
 
 /// The largest message the engine may send as one frame here: the wire's largest frame less

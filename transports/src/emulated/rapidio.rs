@@ -17,30 +17,25 @@
 //! receiver's input port.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::Result;
 use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/rapidio.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in rapidio card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("rapidio", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in rapidio card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 /// Whether the card's values can carry every message (see rapidio.md, "Values that cannot
