@@ -1,13 +1,17 @@
 //! The typed registry of every knob fabbench has.
 //!
-//! Each tunable is declared once, next to the code that reads it, as a [`Def`]: name, type,
-//! default, valid range and a one-line meaning. The binary gathers those declarations into one
-//! [`Registry`]; `--set name=value`, profile files and fabric presets all go through
-//! [`Settings::set`], so a value is validated in exactly one place, and every result can record
-//! the full set in force together with where each value came from.
+//! Each tunable is declared once, next to the code that reads it, as a typed [`Key`]: name,
+//! kind and valid range, default and a one-line meaning (its [`Def`]), and the Rust type it
+//! reads as. The binary gathers those declarations into one [`Registry`]; `--set name=value`,
+//! profile files and fabric presets all go through [`Settings::set`], so a value is validated
+//! in exactly one place, and every result can record the full set in force together with
+//! where each value came from. Code reads a value through its key ([`Settings::get`]), so a
+//! misspelt name does not compile; only tunables declared at run time (model cards' parameters)
+//! are read by name, through [`Settings::get_declared_at_run_time`].
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +58,274 @@ pub struct Def {
     /// Parsed with the same rules as user input; a unit test checks every default is valid.
     pub default: &'static str,
     pub help: &'static str,
+}
+
+/// A tunable declared with the Rust type it reads as: `Key<u64>` a size in bytes, `Key<i64>` a
+/// whole number, `Key<f64>` a real number, `Key<bool>` on/off, `Key<str>` a choice or free
+/// text, `Key<Duration>` a duration, `Key<Option<i64>>` an optional whole number. Each type has
+/// its own constructors, which build the matching [`Kind`], so the two cannot disagree.
+///
+/// ```
+/// use bench_core::tunables::{Def, Key, Registry};
+/// const EAGER_LIMIT: Key<u64> =
+///     Key::size("eager_limit", 0, 1 << 20, "4K", "largest message sent eagerly");
+/// const GROUP: &[Def] = &[EAGER_LIMIT.def()];
+/// let settings = Registry::new(&[GROUP]).defaults();
+/// assert_eq!(settings.get(EAGER_LIMIT), 4096);
+/// ```
+pub struct Key<T: ?Sized> {
+    def: Def,
+    reads_as: PhantomData<fn() -> *const T>,
+}
+
+impl<T: ?Sized> Clone for Key<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Key<T> {}
+
+impl<T: ?Sized> fmt::Debug for Key<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Key").field(&self.def).finish()
+    }
+}
+
+impl<T: ?Sized> Key<T> {
+    const fn declare(
+        name: &'static str,
+        kind: Kind,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<T> {
+        Key {
+            def: Def {
+                name,
+                kind,
+                default,
+                help,
+            },
+            reads_as: PhantomData,
+        }
+    }
+
+    /// The declaration the registry takes (groups of them are `&[Def]`).
+    pub const fn def(self) -> Def {
+        self.def
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.def.name
+    }
+}
+
+impl Key<u64> {
+    /// A byte count from `min` to `max`.
+    pub const fn size(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<u64> {
+        Key::declare(name, Kind::Size { min, max }, default, help)
+    }
+}
+
+impl Key<i64> {
+    /// A whole number from `min` to `max`.
+    pub const fn int(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<i64> {
+        Key::declare(name, Kind::Int { min, max }, default, help)
+    }
+}
+
+impl Key<f64> {
+    /// A real number from `min` to `max`.
+    pub const fn float(
+        name: &'static str,
+        min: f64,
+        max: f64,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<f64> {
+        Key::declare(name, Kind::Float { min, max }, default, help)
+    }
+}
+
+impl Key<bool> {
+    /// on or off.
+    pub const fn flag(name: &'static str, default: &'static str, help: &'static str) -> Key<bool> {
+        Key::declare(name, Kind::Bool, default, help)
+    }
+}
+
+impl Key<str> {
+    /// One of `words`; reads as the word chosen.
+    pub const fn choice(
+        name: &'static str,
+        words: &'static [&'static str],
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<str> {
+        Key::declare(name, Kind::Choice(words), default, help)
+    }
+
+    /// Free text, passed through.
+    pub const fn text(name: &'static str, default: &'static str, help: &'static str) -> Key<str> {
+        Key::declare(name, Kind::Text, default, help)
+    }
+}
+
+impl Key<Duration> {
+    /// A duration from `min_ms` to `max_ms` milliseconds.
+    pub const fn duration(
+        name: &'static str,
+        min_ms: u64,
+        max_ms: u64,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<Duration> {
+        Key::declare(name, Kind::Duration { min_ms, max_ms }, default, help)
+    }
+}
+
+impl Key<Option<i64>> {
+    /// Unset, or a whole number of `int` (a [`Kind::Int`]: anything else fails to compile
+    /// where the key is a constant).
+    pub const fn optional_int(
+        name: &'static str,
+        int: &'static Kind,
+        default: &'static str,
+        help: &'static str,
+    ) -> Key<Option<i64>> {
+        assert!(
+            matches!(int, Kind::Int { .. }),
+            "an optional whole number's kind is Kind::Int"
+        );
+        Key::declare(name, Kind::Optional(int), default, help)
+    }
+}
+
+/// A Rust type tunables read as: which [`Kind`]s it reads, and how a validated [`Value`] of
+/// such a kind becomes it.
+pub trait TunableType {
+    /// What a read gives: the value itself, or text borrowed from the settings.
+    type Read<'a>;
+    /// Whether a tunable of `kind` reads as this type.
+    fn reads(kind: &Kind) -> bool;
+    /// `None` for a value of another kind (a tunable read as the wrong type).
+    fn from_value(value: &Value) -> Option<Self::Read<'_>>;
+}
+
+impl TunableType for u64 {
+    type Read<'a> = u64;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Size { .. })
+    }
+    fn from_value(value: &Value) -> Option<u64> {
+        match value {
+            Value::Text(t) => parse_size(t).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for i64 {
+    type Read<'a> = i64;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Int { .. })
+    }
+    fn from_value(value: &Value) -> Option<i64> {
+        match value {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for f64 {
+    type Read<'a> = f64;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Float { .. })
+    }
+    fn from_value(value: &Value) -> Option<f64> {
+        match value {
+            Value::Float(x) => Some(*x),
+            Value::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for bool {
+    type Read<'a> = bool;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Bool)
+    }
+    fn from_value(value: &Value) -> Option<bool> {
+        match value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for str {
+    type Read<'a> = &'a str;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Choice(_) | Kind::Text)
+    }
+    fn from_value(value: &Value) -> Option<&str> {
+        match value {
+            Value::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for Duration {
+    type Read<'a> = Duration;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Duration { .. })
+    }
+    fn from_value(value: &Value) -> Option<Duration> {
+        match value {
+            Value::Text(t) => humantime::parse_duration(t).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl TunableType for Option<i64> {
+    type Read<'a> = Option<i64>;
+    fn reads(kind: &Kind) -> bool {
+        matches!(kind, Kind::Optional(Kind::Int { .. }))
+    }
+    fn from_value(value: &Value) -> Option<Option<i64>> {
+        match value {
+            Value::Int(i) => Some(Some(*i)),
+            Value::Text(t) if t.is_empty() => Some(None),
+            _ => None,
+        }
+    }
+}
+
+/// Any tunable, as its validated value (to show it, as refusals do).
+impl TunableType for Value {
+    type Read<'a> = &'a Value;
+    fn reads(_: &Kind) -> bool {
+        true
+    }
+    fn from_value(value: &Value) -> Option<&Value> {
+        Some(value)
+    }
 }
 
 /// Where a value in force came from, lowest precedence first.
@@ -318,6 +590,29 @@ impl Settings {
         Ok(())
     }
 
+    /// The value of the tunable `key` declares, as its type.
+    pub fn get<T: TunableType + ?Sized>(&self, key: Key<T>) -> T::Read<'_> {
+        self.read::<T>(key.def.name)
+    }
+
+    /// The one read by name, for tunables whose names are made at run time: a model card's
+    /// parameters (`rapidio.link_mbps`, `loggp.s2.gap_ns`, `FABRIC.compute_scale`), declared
+    /// when the card is read. Every other tunable is read through its [`Key`]. Panics on a name
+    /// not registered or a tunable of another type: a programming error.
+    pub fn get_declared_at_run_time<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
+        self.read::<T>(name)
+    }
+
+    fn read<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
+        let value = self.value(name);
+        T::from_value(value).unwrap_or_else(|| {
+            panic!(
+                "tunable {name} is not read as {}: {value:?}",
+                std::any::type_name::<T>()
+            )
+        })
+    }
+
     pub fn value(&self, name: &str) -> &Value {
         &self
             .values
@@ -326,6 +621,8 @@ impl Settings {
             .0
     }
 
+    /// Where the value of `name` came from (names from tables, such as the engine tunables a
+    /// fabric's own replace).
     pub fn source(&self, name: &str) -> Source {
         self.values
             .get(name)
@@ -334,43 +631,27 @@ impl Settings {
     }
 
     pub fn size(&self, name: &str) -> u64 {
-        match self.value(name) {
-            Value::Text(t) => parse_size(t).expect("validated size"),
-            v => panic!("tunable {name} is not a size: {v:?}"),
-        }
+        self.read::<u64>(name)
     }
 
     pub fn flag(&self, name: &str) -> bool {
-        match self.value(name) {
-            Value::Bool(b) => *b,
-            v => panic!("tunable {name} is not on/off: {v:?}"),
-        }
+        self.read::<bool>(name)
     }
 
     pub fn int(&self, name: &str) -> i64 {
-        match self.value(name) {
-            Value::Int(i) => *i,
-            v => panic!("tunable {name} is not a whole number: {v:?}"),
-        }
+        self.read::<i64>(name)
     }
 
     pub fn float(&self, name: &str) -> f64 {
-        match self.value(name) {
-            Value::Float(x) => *x,
-            Value::Int(i) => *i as f64,
-            v => panic!("tunable {name} is not a number: {v:?}"),
-        }
+        self.read::<f64>(name)
     }
 
     pub fn text(&self, name: &str) -> &str {
-        match self.value(name) {
-            Value::Text(t) => t,
-            v => panic!("tunable {name} is not text: {v:?}"),
-        }
+        self.read::<str>(name)
     }
 
     pub fn duration(&self, name: &str) -> Duration {
-        humantime::parse_duration(self.text(name)).expect("validated duration")
+        self.read::<Duration>(name)
     }
 
     /// (name, value, source) for every tunable, in name order.
@@ -430,43 +711,25 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
 
+    const EAGER_LIMIT: Key<u64> = Key::size(
+        "eager_limit",
+        0,
+        1 << 20,
+        "4K",
+        "largest message sent eagerly",
+    );
+    const RX_THREAD: Key<bool> = Key::flag("rx_thread", "off", "progress thread");
+    const SINGLE_COPY: Key<str> =
+        Key::choice("single_copy", &["auto", "on", "off"], "auto", "single copy");
+    const TIMEOUT: Key<Duration> = Key::duration("timeout", 10, 3_600_000, "30s", "wait bound");
+    const LINK_MBPS: Key<f64> = Key::float("rapidio.link_mbps", 1.0, 1e6, "192", "link peak");
+
     const DEFS: &[Def] = &[
-        Def {
-            name: "eager_limit",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: "4K",
-            help: "largest message sent eagerly",
-        },
-        Def {
-            name: "rx_thread",
-            kind: Kind::Bool,
-            default: "off",
-            help: "progress thread",
-        },
-        Def {
-            name: "single_copy",
-            kind: Kind::Choice(&["auto", "on", "off"]),
-            default: "auto",
-            help: "single copy",
-        },
-        Def {
-            name: "timeout",
-            kind: Kind::Duration {
-                min_ms: 10,
-                max_ms: 3_600_000,
-            },
-            default: "30s",
-            help: "wait bound",
-        },
-        Def {
-            name: "rapidio.link_mbps",
-            kind: Kind::Float { min: 1.0, max: 1e6 },
-            default: "192",
-            help: "link peak",
-        },
+        EAGER_LIMIT.def(),
+        RX_THREAD.def(),
+        SINGLE_COPY.def(),
+        TIMEOUT.def(),
+        LINK_MBPS.def(),
     ];
 
     fn reg() -> Registry {
@@ -476,11 +739,11 @@ mod tests {
     #[test]
     fn defaults_parse_and_read_back() {
         let s = reg().defaults();
-        assert_eq!(s.size("eager_limit"), 4096);
-        assert!(!s.flag("rx_thread"));
-        assert_eq!(s.text("single_copy"), "auto");
-        assert_eq!(s.duration("timeout"), Duration::from_secs(30));
-        assert_eq!(s.float("rapidio.link_mbps"), 192.0);
+        assert_eq!(s.get(EAGER_LIMIT), 4096);
+        assert!(!s.get(RX_THREAD));
+        assert_eq!(s.get(SINGLE_COPY), "auto");
+        assert_eq!(s.get(TIMEOUT), Duration::from_secs(30));
+        assert_eq!(s.get(LINK_MBPS), 192.0);
         assert!(s.iter().all(|(_, _, src)| src == Source::Default));
     }
 
@@ -490,7 +753,7 @@ mod tests {
         let mut s = r.defaults();
         s.set_assignment(&r, "eager_limit=64K", Source::Cli)
             .unwrap();
-        assert_eq!(s.size("eager_limit"), 65536);
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
         assert_eq!(s.source("eager_limit"), Source::Cli);
         let err = s
             .set_assignment(&r, "eager_limit=2M", Source::Cli)
@@ -509,7 +772,7 @@ mod tests {
             Err(TunableError::Syntax(_))
         ));
         // a refused value leaves the old one in force
-        assert_eq!(s.size("eager_limit"), 65536);
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
     }
 
     #[test]
@@ -544,9 +807,9 @@ mod tests {
         let mut s = r.defaults();
         s.set(&r, "rx_thread", "on", Source::Cli).unwrap();
         s.set(&r, "rx_thread", "off", Source::Fabric).unwrap();
-        assert!(s.flag("rx_thread"));
+        assert!(s.get(RX_THREAD));
         s.set(&r, "eager_limit", "8K", Source::Fabric).unwrap();
-        assert_eq!(s.size("eager_limit"), 8192);
+        assert_eq!(s.get(EAGER_LIMIT), 8192);
         assert_eq!(s.source("eager_limit"), Source::Fabric);
     }
 
@@ -559,9 +822,9 @@ mod tests {
             "[tunables]\neager_limit = \"16K\"\nrx_thread = true\n[tunables.rapidio]\nlink_mbps = 100.5\n",
         )
         .unwrap();
-        assert_eq!(s.size("eager_limit"), 16384);
-        assert!(s.flag("rx_thread"));
-        assert_eq!(s.float("rapidio.link_mbps"), 100.5);
+        assert_eq!(s.get(EAGER_LIMIT), 16384);
+        assert!(s.get(RX_THREAD));
+        assert_eq!(s.get(LINK_MBPS), 100.5);
         assert_eq!(s.source("rx_thread"), Source::Profile);
         let err = s.apply_profile(&r, "bogus = 1").unwrap_err();
         assert!(matches!(
@@ -585,6 +848,102 @@ mod tests {
         assert_eq!(k.parse("4K"), Ok(Value::Text("4KiB".into())));
         assert!(k.parse("lots").unwrap_err().contains("or empty: unset"));
         assert_eq!(k.range(), "unset|0..1MiB");
+    }
+
+    #[test]
+    fn the_declarations_keys_build_are_the_ones_written_out() {
+        assert_eq!(EAGER_LIMIT.name(), "eager_limit");
+        assert_eq!(
+            EAGER_LIMIT.def().kind,
+            Kind::Size {
+                min: 0,
+                max: 1 << 20
+            }
+        );
+        assert_eq!(EAGER_LIMIT.def().default, "4K");
+        assert_eq!(EAGER_LIMIT.def().help, "largest message sent eagerly");
+        assert_eq!(SINGLE_COPY.def().kind, Kind::Choice(&["auto", "on", "off"]));
+        assert_eq!(
+            TIMEOUT.def().kind,
+            Kind::Duration {
+                min_ms: 10,
+                max_ms: 3_600_000
+            }
+        );
+    }
+
+    const COUNT: Key<i64> = Key::int("count", -5, 5, "1", "a count");
+    const IFACE: Key<str> = Key::text("iface", "auto", "an interface");
+    const ONLY_RANK: Key<Option<i64>> =
+        Key::optional_int("only_rank", &Kind::Int { min: 0, max: 9 }, "", "one rank");
+
+    #[test]
+    fn each_key_reads_as_the_type_of_its_kind() {
+        // The kind a constructor builds is one its Rust type reads, and no other type does.
+        fn only<T: TunableType + ?Sized>(kind: &Kind) {
+            let readers = [
+                u64::reads(kind),
+                i64::reads(kind),
+                f64::reads(kind),
+                bool::reads(kind),
+                str::reads(kind),
+                Duration::reads(kind),
+                Option::<i64>::reads(kind),
+            ];
+            assert!(T::reads(kind), "{kind:?}");
+            assert_eq!(readers.iter().filter(|r| **r).count(), 1, "{kind:?}");
+        }
+        only::<u64>(&EAGER_LIMIT.def().kind);
+        only::<i64>(&COUNT.def().kind);
+        only::<f64>(&LINK_MBPS.def().kind);
+        only::<bool>(&RX_THREAD.def().kind);
+        only::<str>(&SINGLE_COPY.def().kind);
+        only::<str>(&IFACE.def().kind);
+        only::<Duration>(&TIMEOUT.def().kind);
+        only::<Option<i64>>(&ONLY_RANK.def().kind);
+    }
+
+    #[test]
+    fn reading_through_a_key_gives_the_parsed_value() {
+        let r = Registry::new(&[DEFS, &[COUNT.def(), IFACE.def(), ONLY_RANK.def()]]);
+        let mut s = r.defaults();
+        assert_eq!(s.get(ONLY_RANK), None);
+        for a in [
+            "eager_limit=64KiB",
+            "rx_thread=yes",
+            "single_copy=ON",
+            "timeout=1m 30s",
+            "rapidio.link_mbps=100.5",
+            "count=-3",
+            "iface= ib0 ",
+            "only_rank=7",
+        ] {
+            s.set_assignment(&r, a, Source::Cli).unwrap();
+        }
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
+        assert!(s.get(RX_THREAD));
+        assert_eq!(s.get(SINGLE_COPY), "on");
+        assert_eq!(s.get(TIMEOUT), Duration::from_secs(90));
+        assert_eq!(s.get(LINK_MBPS), 100.5);
+        assert_eq!(s.get(COUNT), -3);
+        assert_eq!(s.get(IFACE), "ib0");
+        assert_eq!(s.get(ONLY_RANK), Some(7));
+        assert_eq!(
+            s.get_declared_at_run_time::<f64>("rapidio.link_mbps"),
+            100.5
+        );
+        assert_eq!(
+            s.get_declared_at_run_time::<Value>("count").to_string(),
+            "-3"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "tunable eager_limit is not read as bool")]
+    fn a_run_time_name_read_as_another_type_is_refused() {
+        reg()
+            .defaults()
+            .get_declared_at_run_time::<bool>("eager_limit");
     }
 
     #[test]
