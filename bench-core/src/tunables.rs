@@ -6,8 +6,9 @@
 //! profile files and fabric presets all go through [`Settings::set`], so a value is validated
 //! in exactly one place, and every result can record the full set in force together with
 //! where each value came from. Code reads a value through its key ([`Settings::get`]), so a
-//! misspelt name does not compile; only tunables declared at run time (model cards' parameters)
-//! are read by name, through [`Settings::get_declared_at_run_time`].
+//! misspelt name does not compile; only a name known at run time alone (a model card's
+//! parameter, an `mpi.*` variable, a name the user gave) is read as text, through
+//! [`Settings::get_by_runtime_name`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -595,11 +596,12 @@ impl Settings {
         self.read::<T>(key.def.name)
     }
 
-    /// The one read by name, for tunables whose names are made at run time: a model card's
-    /// parameters (`rapidio.link_mbps`, `loggp.s2.gap_ns`, `FABRIC.compute_scale`), declared
-    /// when the card is read. Every other tunable is read through its [`Key`]. Panics on a name
-    /// not registered or a tunable of another type: a programming error.
-    pub fn get_declared_at_run_time<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
+    /// The one read by name, for names known at run time alone: a model card's parameters
+    /// (`rapidio.link_mbps`, `loggp.s2.gap_ns`, `FABRIC.compute_scale`), declared when the
+    /// card is read, the `mpi.*` variables, and names the user gave (`autotune --params`).
+    /// Every other tunable is read through its [`Key`]. Panics on a name not registered or a
+    /// tunable of another type: a programming error.
+    pub fn get_by_runtime_name<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
         self.read::<T>(name)
     }
 
@@ -928,22 +930,14 @@ mod tests {
         assert_eq!(s.get(COUNT), -3);
         assert_eq!(s.get(IFACE), "ib0");
         assert_eq!(s.get(ONLY_RANK), Some(7));
-        assert_eq!(
-            s.get_declared_at_run_time::<f64>("rapidio.link_mbps"),
-            100.5
-        );
-        assert_eq!(
-            s.get_declared_at_run_time::<Value>("count").to_string(),
-            "-3"
-        );
+        assert_eq!(s.get_by_runtime_name::<f64>("rapidio.link_mbps"), 100.5);
+        assert_eq!(s.get_by_runtime_name::<Value>("count").to_string(), "-3");
     }
 
     #[test]
     #[should_panic(expected = "tunable eager_limit is not read as bool")]
     fn a_run_time_name_read_as_another_type_is_refused() {
-        reg()
-            .defaults()
-            .get_declared_at_run_time::<bool>("eager_limit");
+        reg().defaults().get_by_runtime_name::<bool>("eager_limit");
     }
 
     #[test]

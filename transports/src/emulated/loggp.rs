@@ -58,9 +58,9 @@ pub struct Segment {
 
 impl Segment {
     fn read(s: &Settings, k: usize) -> Segment {
-        let f = |p: &str| s.float(&format!("loggp.s{k}.{p}"));
+        let f = |p: &str| s.get_by_runtime_name::<f64>(&format!("loggp.s{k}.{p}"));
         Segment {
-            from: s.size(&format!("loggp.s{k}.from")),
+            from: s.get_by_runtime_name::<u64>(&format!("loggp.s{k}.from")),
             latency_ns: f("latency_ns"),
             send_ns: f("send_ns"),
             send_per_byte_ns: f("send_per_byte_ns"),
@@ -113,7 +113,7 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
 /// The segments a card's settings use, checked: one to six, the first from 0, each starting
 /// above the one before.
 pub fn segments(s: &Settings) -> Result<Vec<Segment>> {
-    let used = s.int("loggp.segments");
+    let used = s.get_by_runtime_name::<i64>("loggp.segments");
     if !(1..=SLOTS as i64).contains(&used) {
         return Err(TransportError::Config(format!(
             "loggp.segments={used}: use 1 to {SLOTS}"
@@ -151,7 +151,7 @@ pub struct LogGp {
 impl LogGp {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
         let segs = segments(s)?;
-        let ranks_per_node = s.int("loggp.ranks_per_node").max(1) as usize;
+        let ranks_per_node = s.get_by_runtime_name::<i64>("loggp.ranks_per_node").max(1) as usize;
         let nodes = n.div_ceil(ranks_per_node).max(1);
         Ok(Box::new(LogGp {
             segs,

@@ -26,45 +26,49 @@ mod wire;
 
 pub use wire::TcpWire;
 
-use bench_core::tunables::{Def, Kind, Settings};
+use std::time::Duration;
+
+use bench_core::tunables::{Def, Key, Settings};
 
 use crate::error::Result;
 
+/// The interface or address to listen on, or auto.
+pub const IFACE: Key<str> = Key::text(
+    "tcp.if",
+    "auto",
+    "interface name (eth0), IPv4 address, or auto: the address that reaches the bootstrap (loopback for local jobs)",
+);
+
+pub const SNDBUF: Key<u64> = Key::size(
+    "tcp.sndbuf",
+    0,
+    1 << 30,
+    "0",
+    "SO_SNDBUF of each connection; 0 keeps the kernel's default and autotuning",
+);
+
+pub const RCVBUF: Key<u64> = Key::size(
+    "tcp.rcvbuf",
+    0,
+    1 << 30,
+    "0",
+    "SO_RCVBUF of each connection; 0 keeps the kernel's default and autotuning",
+);
+
+pub const CONNECT_TIMEOUT: Key<Duration> = Key::duration(
+    "tcp.connect_timeout",
+    100,
+    3_600_000,
+    "10s",
+    "longest wait for a peer's connection during set-up (each I/O wait is bounded by timeout)",
+);
+
 /// The tcp wire's tunables.
 pub const TUNABLES: &[Def] = &[
-    Def {
-        name: "tcp.if",
-        kind: Kind::Text,
-        default: "auto",
-        help: "interface name (eth0), IPv4 address, or auto: the address that reaches the bootstrap (loopback for local jobs)",
-    },
-    Def {
-        name: "tcp.sndbuf",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 30,
-        },
-        default: "0",
-        help: "SO_SNDBUF of each connection; 0 keeps the kernel's default and autotuning",
-    },
-    Def {
-        name: "tcp.rcvbuf",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 30,
-        },
-        default: "0",
-        help: "SO_RCVBUF of each connection; 0 keeps the kernel's default and autotuning",
-    },
-    Def {
-        name: "tcp.connect_timeout",
-        kind: Kind::Duration {
-            min_ms: 100,
-            max_ms: 3_600_000,
-        },
-        default: "10s",
-        help: "longest wait for a peer's connection during set-up (each I/O wait is bounded by timeout)",
-    },
+    IFACE.def(),
+    SNDBUF.def(),
+    RCVBUF.def(),
+    CONNECT_TIMEOUT.def(),
 ];
 
 fn tcp_tunables() -> &'static [Def] {
@@ -72,7 +76,7 @@ fn tcp_tunables() -> &'static [Def] {
 }
 /// Refuses a `tcp.if` this host does not have, before anything runs (bad input, not a failure).
 fn check_settings(s: &Settings) -> std::result::Result<(), String> {
-    match s.text("tcp.if") {
+    match s.get(IFACE) {
         "auto" => Ok(()),
         spec => setup::named_ip(spec).map(|_| ()),
     }

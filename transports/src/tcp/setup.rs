@@ -12,7 +12,9 @@ use bench_core::tunables::Settings;
 
 use super::sockopt::Buffers;
 use super::wire::{Peer, TcpWire};
+use super::{CONNECT_TIMEOUT, IFACE, RCVBUF, SNDBUF};
 use crate::error::{Result, TransportError};
+use crate::fabric::TIMEOUT;
 
 const MAGIC: &[u8; 8] = b"FABTCP01";
 const HELLO_LEN: usize = 8 + 32 + 4 + 4;
@@ -99,12 +101,12 @@ impl TcpWire {
     pub fn connect(boot: &dyn Bootstrap, s: &Settings) -> Result<TcpWire> {
         let rank = boot.rank();
         let size = boot.size();
-        let timeout = s.duration("timeout");
-        let connect_timeout = s.duration("tcp.connect_timeout");
-        let ip = listen_ip(s.text("tcp.if"), boot)?;
+        let timeout = s.get(TIMEOUT);
+        let connect_timeout = s.get(CONNECT_TIMEOUT);
+        let ip = listen_ip(s.get(IFACE), boot)?;
         let bufs = Buffers {
-            snd: s.size("tcp.sndbuf") as usize,
-            rcv: s.size("tcp.rcvbuf") as usize,
+            snd: s.get(SNDBUF) as usize,
+            rcv: s.get(RCVBUF) as usize,
         };
         let listener = bufs
             .listen(SocketAddr::new(ip, 0))
