@@ -74,6 +74,14 @@ pub struct Def {
 /// let settings = Registry::new(&[GROUP]).defaults();
 /// assert_eq!(settings.get(EAGER_LIMIT), 4096);
 /// ```
+///
+/// A value cannot be read by a name written out in code, so a misspelt one fails to compile:
+///
+/// ```compile_fail
+/// # use bench_core::tunables::Registry;
+/// let settings = Registry::new(&[]).defaults();
+/// let limit = settings.size("eagr_limit");
+/// ```
 pub struct Key<T: ?Sized> {
     def: Def,
     reads_as: PhantomData<fn() -> *const T>,
@@ -615,7 +623,7 @@ impl Settings {
         })
     }
 
-    pub fn value(&self, name: &str) -> &Value {
+    fn value(&self, name: &str) -> &Value {
         &self
             .values
             .get(name)
@@ -630,30 +638,6 @@ impl Settings {
             .get(name)
             .unwrap_or_else(|| panic!("tunable {name} is not registered"))
             .1
-    }
-
-    pub fn size(&self, name: &str) -> u64 {
-        self.read::<u64>(name)
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        self.read::<bool>(name)
-    }
-
-    pub fn int(&self, name: &str) -> i64 {
-        self.read::<i64>(name)
-    }
-
-    pub fn float(&self, name: &str) -> f64 {
-        self.read::<f64>(name)
-    }
-
-    pub fn text(&self, name: &str) -> &str {
-        self.read::<str>(name)
-    }
-
-    pub fn duration(&self, name: &str) -> Duration {
-        self.read::<Duration>(name)
     }
 
     /// (name, value, source) for every tunable, in name order.
