@@ -277,7 +277,9 @@ impl Request {
                 )));
             }
             out.push(Param {
-                default: base.value(&name).to_string(),
+                default: base
+                    .get_by_runtime_name::<bench_core::tunables::Value>(&name)
+                    .to_string(),
                 name,
                 role,
                 kind: d.kind,

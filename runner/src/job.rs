@@ -7,6 +7,7 @@ pub mod samples;
 use bench_core::measure::{Point, PointKey};
 use bench_core::tunables::Settings;
 use serde::{Deserialize, Serialize};
+use transports::fabric::TIMEOUT;
 use transports::transport::Counters;
 
 use crate::plan::Plan;
@@ -49,7 +50,7 @@ impl JobSpec {
     pub fn setup_timeout(&self) -> std::time::Duration {
         self.fabrics
             .iter()
-            .map(|f| f.settings.duration("timeout"))
+            .map(|f| f.settings.get(TIMEOUT))
             .max()
             .unwrap_or(std::time::Duration::from_secs(30))
     }

@@ -16,7 +16,7 @@ use bench_core::bootstrap::discover::External;
 use bench_core::bootstrap::tcp::{Client, Server, ServerEvent};
 use bench_core::bootstrap::{random_hex, Bootstrap};
 use bench_core::launcher::{Job, LaunchError, Placement, RankCommand};
-use transports::fabric::{Launch as FabricLaunch, LaunchCommand, LaunchRequest};
+use transports::fabric::{Launch as FabricLaunch, LaunchCommand, LaunchRequest, BIND};
 
 use crate::collect::Collector;
 use crate::error::RunError;
@@ -87,7 +87,7 @@ fn processes(
     };
     let placement = Placement {
         ranks: plan.ranks,
-        bind_to_core: fp.settings.text("bind") == "core",
+        bind_to_core: fp.settings.get(BIND) == "core",
         grace: Duration::from_secs(2),
     };
     let outcome = Job::spawn(&cmd, &placement, server, &token, job_id)

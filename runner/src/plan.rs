@@ -751,7 +751,10 @@ mod tests {
             .unwrap();
         assert_eq!(p.ranks, 2);
         assert_eq!(p.fabrics.len(), 2);
-        assert_eq!(p.fabrics[0].settings.size("eager_limit"), 8192);
+        assert_eq!(
+            p.fabrics[0].settings.get(transports::fabric::EAGER_LIMIT),
+            8192
+        );
         assert_eq!(p.role(), Role::Frontend);
         assert!(p.out.is_none());
     }

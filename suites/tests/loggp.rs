@@ -126,8 +126,14 @@ fn assert_exact(p: &Point, expected: f64, what: &str) {
 /// An eager message of `size` bytes on bxi goes in one put into one receive buffer.
 fn eager_frame_bytes(s: &Settings, size: u64) -> u64 {
     let frame = FrameType::Eager.header_len() as u64 + size;
-    assert!(size <= s.size("bxi.rendezvous"), "{size} B is eager on bxi");
-    assert!(frame <= s.size("bxi.buffer_size"), "one receive buffer");
+    assert!(
+        size <= s.get_by_runtime_name::<u64>("bxi.rendezvous"),
+        "{size} B is eager on bxi"
+    );
+    assert!(
+        frame <= s.get_by_runtime_name::<u64>("bxi.buffer_size"),
+        "one receive buffer"
+    );
     frame
 }
 
@@ -137,7 +143,7 @@ fn send_on_bxi_is_the_put_overhead() {
     eager_frame_bytes(&s, EAGER);
     let (points, _) = run(&LOGGP, &loggp(&[Pattern::Send], &[EAGER]), "bxi", 2, &s);
     // Posting the put is all the host does: the wait finds the eager send done.
-    let expected = s.float("bxi.put_overhead_ns");
+    let expected = s.get_by_runtime_name::<f64>("bxi.put_overhead_ns");
     assert_exact(at(&points, Pattern::Send, EAGER), expected, "send");
 }
 
@@ -148,8 +154,10 @@ fn recv_on_bxi_is_the_host_s_cost_of_taking_an_eager_frame() {
     let (points, _) = run(&LOGGP, &loggp(&[Pattern::Recv], &[EAGER]), "bxi", 2, &s);
     // One full event, re-posting the receive buffer's ME, and copying the frame (the
     // engine's eager header and the payload) out of it at the host's memcpy rate.
-    let copy_ns = frame as f64 * 1e3 / s.float("bxi.copy_mbps");
-    let expected = s.float("bxi.event_ns") + s.float("bxi.me_cost_ns") + copy_ns;
+    let copy_ns = frame as f64 * 1e3 / s.get_by_runtime_name::<f64>("bxi.copy_mbps");
+    let expected = s.get_by_runtime_name::<f64>("bxi.event_ns")
+        + s.get_by_runtime_name::<f64>("bxi.me_cost_ns")
+        + copy_ns;
     assert_exact(at(&points, Pattern::Recv, EAGER), expected, "recv");
 }
 
@@ -167,12 +175,12 @@ fn the_overheads_stay_exact_with_more_ranks_than_two() {
     let (points, _) = run(&LOGGP, &params, "bxi", 4, &s);
     assert_exact(
         at(&points, Pattern::Send, EAGER),
-        s.float("bxi.put_overhead_ns"),
+        s.get_by_runtime_name::<f64>("bxi.put_overhead_ns"),
         "send, 4 ranks",
     );
-    let recv = s.float("bxi.event_ns")
-        + s.float("bxi.me_cost_ns")
-        + frame as f64 * 1e3 / s.float("bxi.copy_mbps");
+    let recv = s.get_by_runtime_name::<f64>("bxi.event_ns")
+        + s.get_by_runtime_name::<f64>("bxi.me_cost_ns")
+        + frame as f64 * 1e3 / s.get_by_runtime_name::<f64>("bxi.copy_mbps");
     assert_exact(at(&points, Pattern::Recv, EAGER), recv, "recv, 4 ranks");
 }
 
@@ -197,13 +205,13 @@ fn pingpong_is_osu_latency_s_iteration() {
     );
     // And it is what the model says a one-way eager message is.
     let frame = eager_frame_bytes(&s, EAGER) as f64;
-    let one_way = s.float("bxi.put_overhead_ns")
-        + s.float("bxi.nic_message_ns")
-        + frame * 8.0 / s.float("bxi.link_gbps")
-        + s.float("bxi.latency_ns")
-        + s.float("bxi.event_ns")
-        + s.float("bxi.me_cost_ns")
-        + frame * 1e3 / s.float("bxi.copy_mbps");
+    let one_way = s.get_by_runtime_name::<f64>("bxi.put_overhead_ns")
+        + s.get_by_runtime_name::<f64>("bxi.nic_message_ns")
+        + frame * 8.0 / s.get_by_runtime_name::<f64>("bxi.link_gbps")
+        + s.get_by_runtime_name::<f64>("bxi.latency_ns")
+        + s.get_by_runtime_name::<f64>("bxi.event_ns")
+        + s.get_by_runtime_name::<f64>("bxi.me_cost_ns")
+        + frame * 1e3 / s.get_by_runtime_name::<f64>("bxi.copy_mbps");
     assert!(
         (per_message_ns(mine) - one_way).abs() <= 1.0,
         "ping-pong {} ns, the model's one-way message {one_way} ns",
@@ -231,7 +239,7 @@ fn stream_is_osu_bw_s_time_per_message() {
 fn every_pattern_validates_across_the_rendezvous_switch() {
     let s = bxi();
     let sizes = [1, EAGER, 65536];
-    assert!(65536 > s.size("bxi.rendezvous"));
+    assert!(65536 > s.get_by_runtime_name::<u64>("bxi.rendezvous"));
     let params = LoggpParams {
         validate: true,
         window: 8,
@@ -273,7 +281,7 @@ fn every_send_finds_its_receive_posted() {
     // at once: the receive must still be posted first, every iteration. (The untimed probe
     // ping-pongs that size the delay may arrive unexpected: they are the same in both runs.)
     let large = [65536];
-    assert!(large[0] > s.size("bxi.rendezvous"));
+    assert!(large[0] > s.get_by_runtime_name::<u64>("bxi.rendezvous"));
     let (short, long) = (unexpected(&large, ITERS), unexpected(&large, 2 * ITERS));
     assert_eq!(
         short,

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::bootstrap::Bootstrap;
-use bench_core::tunables::{Def, Kind, Settings};
+use bench_core::tunables::{Def, Key, Settings};
 
 use crate::engine::{EngineConfig, Schedule, SingleCopy};
 use crate::error::Result;
-use crate::order::ByteOrders;
+use crate::order::{ByteOrders, BYTE_ORDER, BYTE_ORDER_RANK};
 use crate::transport::Transport;
 
 /// How a fabric's ranks run.
@@ -115,10 +115,10 @@ impl FabricDef {
             .filter(|(name, v, _)| {
                 // A fault injection shows only when it is on.
                 // So does a byte order a test gives a rank.
-                let off = (*name == "inject_delay_ns" && v.to_string() == "0")
-                    || (*name == "wire.byte_order" && v.to_string() == "native")
-                    || (*name == "wire.byte_order_rank" && v.to_string().is_empty());
-                let irrelevant = *name == "timeout" || off || self.ignores.contains(name);
+                let off = (*name == INJECT_DELAY_NS.name() && v.to_string() == "0")
+                    || (*name == BYTE_ORDER.name() && v.to_string() == "native")
+                    || (*name == BYTE_ORDER_RANK.name() && v.to_string().is_empty());
+                let irrelevant = *name == TIMEOUT.name() || off || self.ignores.contains(name);
                 // MPI runs its own protocols: only the MPI variables that are set matter.
                 let engine = ENGINE_TUNABLES.iter().any(|d| d.name == *name)
                     && !irrelevant
@@ -147,89 +147,87 @@ pub const EMULATED_IGNORES: &[&str] = &[
     "inject_delay_ns",
 ];
 
+/// The largest message the engine sends eagerly.
+pub const EAGER_LIMIT: Key<u64> = Key::size(
+    "eager_limit",
+    0,
+    1 << 20,
+    "4K",
+    "largest message sent eagerly (inline); larger ones use rendezvous",
+);
+
+pub const FRAG_SIZE: Key<u64> = Key::size(
+    "frag_size",
+    1 << 10,
+    16 << 20,
+    "32K",
+    "fragment size of pipelined rendezvous transfers",
+);
+
+pub const SINGLE_COPY: Key<str> = Key::choice(
+    "single_copy",
+    &["auto", "on", "off"],
+    "auto",
+    "read large messages in place (shm: CMA); auto: shm times both paths at connect and reads in place from the crossover",
+);
+
+pub const SINGLE_COPY_SHARE: Key<i64> = Key::int(
+    "single_copy_share",
+    0,
+    90,
+    "50",
+    "percent of a single copy (64 KiB and up) the sender writes into the receiver's buffer while the receiver reads the rest, both at once; 0: the receiver reads it all, as Open MPI's vader does",
+);
+
+pub const RX_THREAD: Key<bool> = Key::flag(
+    "rx_thread",
+    "off",
+    "a receive progress thread that advances transfers while the rank computes",
+);
+
+pub const RNDV_SCHEDULE: Key<str> = Key::choice(
+    "rndv_schedule",
+    &["round_robin", "fifo"],
+    "round_robin",
+    "order of fragments of concurrent rendezvous sends: one of each in turn, or each to the end",
+);
+
+pub const TIMEOUT: Key<Duration> = Key::duration(
+    "timeout",
+    100,
+    3_600_000,
+    "30s",
+    "longest wait on a peer before the run fails naming the peer and stage",
+);
+
+pub const INJECT_DELAY_NS: Key<i64> = Key::int(
+    "inject_delay_ns",
+    0,
+    1_000_000,
+    "0",
+    "busy-wait this long before each message a rank sends (native fabrics): a slowdown of known size, to check that a CI gate catches it; 0 is off",
+);
+
+pub const BIND: Key<str> = Key::choice(
+    "bind",
+    &["core", "none"],
+    "core",
+    "pin each local rank to its own CPU (as mpirun does) or let the kernel place it",
+);
+
 /// Tunables of the engine, shared by every native and emulated fabric.
 pub const ENGINE_TUNABLES: &[Def] = &[
-    Def {
-        name: "eager_limit",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 20,
-        },
-        default: "4K",
-        help: "largest message sent eagerly (inline); larger ones use rendezvous",
-    },
-    Def {
-        name: "frag_size",
-        kind: Kind::Size {
-            min: 1 << 10,
-            max: 16 << 20,
-        },
-        default: "32K",
-        help: "fragment size of pipelined rendezvous transfers",
-    },
-    Def {
-        name: "single_copy",
-        kind: Kind::Choice(&["auto", "on", "off"]),
-        default: "auto",
-        help: "read large messages in place (shm: CMA); auto: shm times both paths at connect and reads in place from the crossover",
-    },
-    Def {
-        name: "single_copy_share",
-        kind: Kind::Int { min: 0, max: 90 },
-        default: "50",
-        help: "percent of a single copy (64 KiB and up) the sender writes into the receiver's buffer while the receiver reads the rest, both at once; 0: the receiver reads it all, as Open MPI's vader does",
-    },
-    Def {
-        name: "rx_thread",
-        kind: Kind::Bool,
-        default: "off",
-        help: "a receive progress thread that advances transfers while the rank computes",
-    },
-    Def {
-        name: "rndv_schedule",
-        kind: Kind::Choice(&["round_robin", "fifo"]),
-        default: "round_robin",
-        help: "order of fragments of concurrent rendezvous sends: one of each in turn, or each to the end",
-    },
-    Def {
-        name: "timeout",
-        kind: Kind::Duration {
-            min_ms: 100,
-            max_ms: 3_600_000,
-        },
-        default: "30s",
-        help: "longest wait on a peer before the run fails naming the peer and stage",
-    },
-    Def {
-        name: "inject_delay_ns",
-        kind: Kind::Int {
-            min: 0,
-            max: 1_000_000,
-        },
-        default: "0",
-        help: "busy-wait this long before each message a rank sends (native fabrics): a slowdown of known size, to check that a CI gate catches it; 0 is off",
-    },
-    Def {
-        name: "wire.byte_order",
-        kind: Kind::Choice(&["native", "big"]),
-        default: "native",
-        help: "byte order a rank encodes frame headers and typed elements as: big takes a big-endian host's path (a test of heterogeneous peers; the bytes on the wire are the same); see wire.byte_order_rank",
-    },
-    Def {
-        name: "wire.byte_order_rank",
-        kind: Kind::Optional(&Kind::Int {
-            min: 0,
-            max: 1 << 20,
-        }),
-        default: "",
-        help: "the one rank wire.byte_order applies to (the others stay native); unset: every rank",
-    },
-    Def {
-        name: "bind",
-        kind: Kind::Choice(&["core", "none"]),
-        default: "core",
-        help: "pin each local rank to its own CPU (as mpirun does) or let the kernel place it",
-    },
+    EAGER_LIMIT.def(),
+    FRAG_SIZE.def(),
+    SINGLE_COPY.def(),
+    SINGLE_COPY_SHARE.def(),
+    RX_THREAD.def(),
+    RNDV_SCHEDULE.def(),
+    TIMEOUT.def(),
+    INJECT_DELAY_NS.def(),
+    BYTE_ORDER.def(),
+    BYTE_ORDER_RANK.def(),
+    BIND.def(),
 ];
 
 pub(crate) fn always_usable() -> Availability {
@@ -261,19 +259,19 @@ pub(crate) fn no_library() -> Option<String> {
 /// The engine settings in force.
 pub fn engine_config(s: &Settings) -> EngineConfig {
     EngineConfig {
-        eager_limit: s.size("eager_limit") as usize,
-        frag_size: s.size("frag_size") as usize,
-        single_copy: SingleCopy::parse(s.text("single_copy")).expect("validated choice"),
-        single_copy_share: s.int("single_copy_share") as u8,
-        rx_thread: s.flag("rx_thread"),
-        schedule: Schedule::parse(s.text("rndv_schedule")).expect("validated choice"),
-        timeout: s.duration("timeout"),
-        inject_delay_ns: s.int("inject_delay_ns") as u64,
+        eager_limit: s.get(EAGER_LIMIT) as usize,
+        frag_size: s.get(FRAG_SIZE) as usize,
+        single_copy: SingleCopy::parse(s.get(SINGLE_COPY)).expect("validated choice"),
+        single_copy_share: s.get(SINGLE_COPY_SHARE) as u8,
+        rx_thread: s.get(RX_THREAD),
+        schedule: Schedule::parse(s.get(RNDV_SCHEDULE)).expect("validated choice"),
+        timeout: s.get(TIMEOUT),
+        inject_delay_ns: s.get(INJECT_DELAY_NS) as u64,
         byte_orders: ByteOrders::from_settings(s),
     }
 }
 
 /// How long setup steps (bootstrap exchanges) may take.
 pub fn setup_timeout(s: &Settings) -> Duration {
-    s.duration("timeout")
+    s.get(TIMEOUT)
 }

@@ -9,7 +9,7 @@
 //! a header, swapped for an element. A peer in that mode and a native one must agree on every
 //! byte (`wire.byte_order=big`, see [`ByteOrders`]); golden-byte tests pin what both produce.
 
-use bench_core::tunables::{Settings, Value};
+use bench_core::tunables::{Key, Kind, Settings};
 
 /// The byte order numbers are held in on a rank.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -129,6 +129,25 @@ impl HostOrder {
     }
 }
 
+/// The byte order a rank encodes headers and typed elements as (an engine tunable).
+pub const BYTE_ORDER: Key<str> = Key::choice(
+    "wire.byte_order",
+    &["native", "big"],
+    "native",
+    "byte order a rank encodes frame headers and typed elements as: big takes a big-endian host's path (a test of heterogeneous peers; the bytes on the wire are the same); see wire.byte_order_rank",
+);
+
+/// The one rank [`BYTE_ORDER`] applies to (an engine tunable).
+pub const BYTE_ORDER_RANK: Key<Option<i64>> = Key::optional_int(
+    "wire.byte_order_rank",
+    &Kind::Int {
+        min: 0,
+        max: 1 << 20,
+    },
+    "",
+    "the one rank wire.byte_order applies to (the others stay native); unset: every rank",
+);
+
 /// The `wire.byte_order` and `wire.byte_order_rank` tunables: which order, on which ranks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ByteOrders {
@@ -139,14 +158,11 @@ pub struct ByteOrders {
 
 impl ByteOrders {
     pub fn from_settings(s: &Settings) -> ByteOrders {
-        let order = match s.text("wire.byte_order") {
+        let order = match s.get(BYTE_ORDER) {
             "big" => HostOrder::Big,
             _ => HostOrder::Native,
         };
-        let only_rank = match s.value("wire.byte_order_rank") {
-            Value::Int(r) => Some(*r as usize),
-            _ => None,
-        };
+        let only_rank = s.get(BYTE_ORDER_RANK).map(|r| r as usize);
         ByteOrders { order, only_rank }
     }
 

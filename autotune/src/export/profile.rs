@@ -49,35 +49,17 @@ fn tunables(o: &Outcome) -> Result<String, ExportError> {
 
 #[cfg(test)]
 mod tests {
-    use bench_core::tunables::{Def, Kind, Registry, Source};
+    use bench_core::tunables::{Def, Key, Registry, Source};
 
     use super::*;
     use crate::export::sample;
 
-    const SIZE: Kind = Kind::Size {
-        min: 0,
-        max: 1 << 30,
-    };
-    const DEFS: &[Def] = &[
-        Def {
-            name: "eager_limit",
-            kind: SIZE,
-            default: "4K",
-            help: "largest eager message",
-        },
-        Def {
-            name: "bxi.rendezvous",
-            kind: SIZE,
-            default: "32K",
-            help: "rendezvous threshold",
-        },
-        Def {
-            name: "rx_thread",
-            kind: Kind::Bool,
-            default: "off",
-            help: "receive thread",
-        },
-    ];
+    const EAGER_LIMIT: Key<u64> =
+        Key::size("eager_limit", 0, 1 << 30, "4K", "largest eager message");
+    const BXI_RENDEZVOUS: Key<u64> =
+        Key::size("bxi.rendezvous", 0, 1 << 30, "32K", "rendezvous threshold");
+    const RX_THREAD: Key<bool> = Key::flag("rx_thread", "off", "receive thread");
+    const DEFS: &[Def] = &[EAGER_LIMIT.def(), BXI_RENDEZVOUS.def(), RX_THREAD.def()];
 
     fn text(o: &Outcome) -> String {
         let files = Profile.files(o).unwrap();
@@ -95,9 +77,9 @@ mod tests {
         let registry = Registry::new(&[DEFS]);
         let mut s = registry.defaults();
         s.apply_profile(&registry, &profile).unwrap();
-        assert_eq!(s.size("eager_limit"), 65536);
-        assert_eq!(s.size("bxi.rendezvous"), 64 << 10);
-        assert!(s.flag("rx_thread"));
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
+        assert_eq!(s.get(BXI_RENDEZVOUS), 64 << 10);
+        assert!(s.get(RX_THREAD));
         for name in ["eager_limit", "bxi.rendezvous", "rx_thread"] {
             assert_eq!(s.source(name), Source::Profile, "{name}");
         }
@@ -130,6 +112,6 @@ mod tests {
         let registry = Registry::new(&[DEFS]);
         let mut s = registry.defaults();
         s.apply_profile(&registry, &text(&o)).unwrap();
-        assert_eq!(s.size("eager_limit"), 12 << 10);
+        assert_eq!(s.get(EAGER_LIMIT), 12 << 10);
     }
 }

@@ -13,12 +13,11 @@
 //! `link_gbps`.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::engine::EngineConfig;
 use crate::error::Result;
@@ -26,24 +25,20 @@ use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/bxi.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in bxi card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("bxi", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in bxi card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 /// On bxi the engine's eager/rendezvous switch and fragment size are pscom4portals' own.
 pub fn engine(s: &Settings, cfg: &mut EngineConfig) {
-    cfg.eager_limit = s.size("bxi.rendezvous") as usize;
-    cfg.frag_size = s.size("bxi.rndv_fragment_size") as usize;
+    cfg.eager_limit = s.get_by_runtime_name::<u64>("bxi.rendezvous") as usize;
+    cfg.frag_size = s.get_by_runtime_name::<u64>("bxi.rndv_fragment_size") as usize;
 }
 
 /// Whether the card's values, with the engine's, can carry every message (see bxi.md, "Values
@@ -73,7 +68,8 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
 /// The time from a put's failed arrival to its next: the failed ack's round trip and the
 /// host's delay.
 fn retry_interval(s: &Settings) -> Ps {
-    2 * ns(s.float("bxi.latency_ns")) + ns(s.float("bxi.retry_ns"))
+    2 * ns(s.get_by_runtime_name::<f64>("bxi.latency_ns"))
+        + ns(s.get_by_runtime_name::<f64>("bxi.retry_ns"))
 }
 
 #[derive(Debug, Clone)]
@@ -106,18 +102,18 @@ impl Bxi {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
         check(s).map_err(crate::error::TransportError::Config)?;
         let p = Params {
-            link_mbps: s.float("bxi.link_gbps") * 1e3 / 8.0,
-            latency: ns(s.float("bxi.latency_ns")),
-            nic: ns(s.float("bxi.nic_message_ns")),
-            put: ns(s.float("bxi.put_overhead_ns")),
-            event: ns(s.float("bxi.event_ns")),
-            buffer: s.size("bxi.buffer_size"),
-            sendq: s.int("bxi.sendq") as u64,
-            recvq: s.int("bxi.recvq") as u64,
-            me: ns(s.float("bxi.me_cost_ns")),
-            rndv_reqs: s.int("bxi.max_rndv_reqs") as u64,
-            copy_mbps: s.float("bxi.copy_mbps"),
-            retry: ns(s.float("bxi.retry_ns")),
+            link_mbps: s.get_by_runtime_name::<f64>("bxi.link_gbps") * 1e3 / 8.0,
+            latency: ns(s.get_by_runtime_name::<f64>("bxi.latency_ns")),
+            nic: ns(s.get_by_runtime_name::<f64>("bxi.nic_message_ns")),
+            put: ns(s.get_by_runtime_name::<f64>("bxi.put_overhead_ns")),
+            event: ns(s.get_by_runtime_name::<f64>("bxi.event_ns")),
+            buffer: s.get_by_runtime_name::<u64>("bxi.buffer_size"),
+            sendq: s.get_by_runtime_name::<i64>("bxi.sendq") as u64,
+            recvq: s.get_by_runtime_name::<i64>("bxi.recvq") as u64,
+            me: ns(s.get_by_runtime_name::<f64>("bxi.me_cost_ns")),
+            rndv_reqs: s.get_by_runtime_name::<i64>("bxi.max_rndv_reqs") as u64,
+            copy_mbps: s.get_by_runtime_name::<f64>("bxi.copy_mbps"),
+            retry: ns(s.get_by_runtime_name::<f64>("bxi.retry_ns")),
         };
         Ok(Box::new(Bxi {
             p,

@@ -17,6 +17,8 @@
 //! source = "[S] ..."
 //! ```
 
+use std::sync::OnceLock;
+
 use bench_core::size::parse_size;
 use bench_core::tunables::{Def, Kind};
 use serde::Deserialize;
@@ -130,6 +132,46 @@ impl Card {
     }
 }
 
+/// A card compiled into the binary (an emulated fabric's own): parsed, and turned into
+/// registry declarations, once per process on first use. A built-in card that does not parse
+/// is a programming error, caught by the first test that builds the registry.
+pub struct BuiltinCard {
+    fabric: &'static str,
+    text: &'static str,
+    card: OnceLock<Card>,
+    defs: OnceLock<Vec<Def>>,
+}
+
+impl BuiltinCard {
+    pub const fn new(fabric: &'static str, text: &'static str) -> BuiltinCard {
+        BuiltinCard {
+            fabric,
+            text,
+            card: OnceLock::new(),
+            defs: OnceLock::new(),
+        }
+    }
+
+    pub fn card(&self) -> &Card {
+        self.card.get_or_init(|| {
+            parse(self.text).unwrap_or_else(|e| panic!("built-in {} card: {e}", self.fabric))
+        })
+    }
+
+    /// The card's parameters as registry declarations (see [`Card::defs`]).
+    pub fn defs(&self) -> &[Def] {
+        self.defs.get_or_init(|| {
+            self.card()
+                .defs()
+                .unwrap_or_else(|e| panic!("built-in {} card: {e}", self.fabric))
+        })
+    }
+
+    pub fn summary(&self) -> &str {
+        &self.card().summary
+    }
+}
+
 /// The top-level keys of a card in the `[[param]]` form.
 const CARD_KEYS: &[&str] = &["fabric", "summary", "param"];
 /// The keys of one `[[param]]` (`interval`: a fitted value's confidence interval).
@@ -238,6 +280,21 @@ source = "[A] assumption"
                 max: 1 << 20
             }
         );
+    }
+
+    #[test]
+    fn builtin_cards_are_read_once_under_their_fabric_name() {
+        static DEMO: BuiltinCard = BuiltinCard::new("demo", CARD);
+        assert_eq!(DEMO.summary(), "a demo");
+        assert_eq!(DEMO.defs()[1].name, "demo.queue");
+        assert!(std::ptr::eq(DEMO.defs(), DEMO.defs()));
+    }
+
+    #[test]
+    #[should_panic(expected = "built-in broken card")]
+    fn a_builtin_card_that_does_not_parse_names_its_fabric() {
+        static BROKEN: BuiltinCard = BuiltinCard::new("broken", "fabric = 1");
+        BROKEN.defs();
     }
 
     #[test]

@@ -14,30 +14,26 @@
 //! the second link by the receiver: 1->3 via 2, 3->1 via 4, 2->4 via 3, 4->2 via 1.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::{Result, TransportError};
+use crate::fabric::{EAGER_LIMIT, FRAG_SIZE, RX_THREAD};
 use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/hyperlink.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in hyperlink card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("hyperlink", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in hyperlink card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 #[derive(Debug, Clone)]
@@ -91,8 +87,8 @@ pub struct Hyperlink {
 
 /// Window slots (and mails) a pair has.
 fn capacity(s: &Settings) -> u64 {
-    s.int("hyperlink.window_frags")
-        .min(s.int("hyperlink.mailbox_entries")) as u64
+    s.get_by_runtime_name::<i64>("hyperlink.window_frags")
+        .min(s.get_by_runtime_name::<i64>("hyperlink.mailbox_entries")) as u64
 }
 
 /// The engine's largest rendezvous data frame here.
@@ -109,8 +105,8 @@ fn engine_frag(s: &Settings) -> u64 {
 /// wait for room for ever.
 pub fn check(s: &Settings) -> std::result::Result<(), String> {
     let (bytes, header) = (
-        s.size("hyperlink.frag_bytes"),
-        s.size("hyperlink.frag_header"),
+        s.get_by_runtime_name::<u64>("hyperlink.frag_bytes"),
+        s.get_by_runtime_name::<u64>("hyperlink.frag_header"),
     );
     if header >= bytes {
         return Err(format!(
@@ -123,8 +119,8 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
     let holds = capacity(s) * payload;
     let cfg = super::engine_for(s, |_, _| {});
     for (name, frame) in [
-        ("eager_limit", cfg.eager_limit as u64),
-        ("frag_size", engine_frag(s)),
+        (EAGER_LIMIT.name(), cfg.eager_limit as u64),
+        (FRAG_SIZE.name(), engine_frag(s)),
     ] {
         if frame > holds {
             return Err(format!(
@@ -155,30 +151,33 @@ fn check_ranks(n: usize) -> std::result::Result<(), String> {
 impl Hyperlink {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
         check_ranks(n).map_err(TransportError::Config)?;
-        let line_mbps = s.int("hyperlink.lanes") as f64 * s.float("hyperlink.gbaud") * 1e3 / 8.0
-            * s.float("hyperlink.encoding");
+        let line_mbps = s.get_by_runtime_name::<i64>("hyperlink.lanes") as f64
+            * s.get_by_runtime_name::<f64>("hyperlink.gbaud")
+            * 1e3
+            / 8.0
+            * s.get_by_runtime_name::<f64>("hyperlink.encoding");
         check(s).map_err(TransportError::Config)?;
-        let frag_bytes = s.size("hyperlink.frag_bytes");
-        let frag_header = s.size("hyperlink.frag_header");
+        let frag_bytes = s.get_by_runtime_name::<u64>("hyperlink.frag_bytes");
+        let frag_header = s.get_by_runtime_name::<u64>("hyperlink.frag_header");
         let p = Params {
-            link_mbps: line_mbps * s.float("hyperlink.link_efficiency"),
-            latency: ns(s.float("hyperlink.latency_ns")),
-            copy_mbps: s.float("hyperlink.copy_mbps"),
-            remote_write_mbps: s.float("hyperlink.copy_mbps")
-                * s.float("hyperlink.remote_write_ratio"),
-            dma_threshold: s.size("hyperlink.dma_threshold"),
-            edma_setup: ns(s.float("hyperlink.edma_setup_ns")),
+            link_mbps: line_mbps * s.get_by_runtime_name::<f64>("hyperlink.link_efficiency"),
+            latency: ns(s.get_by_runtime_name::<f64>("hyperlink.latency_ns")),
+            copy_mbps: s.get_by_runtime_name::<f64>("hyperlink.copy_mbps"),
+            remote_write_mbps: s.get_by_runtime_name::<f64>("hyperlink.copy_mbps")
+                * s.get_by_runtime_name::<f64>("hyperlink.remote_write_ratio"),
+            dma_threshold: s.get_by_runtime_name::<u64>("hyperlink.dma_threshold"),
+            edma_setup: ns(s.get_by_runtime_name::<f64>("hyperlink.edma_setup_ns")),
             frag_payload: frag_bytes - frag_header,
             frag_header,
             capacity: capacity(s) as u32,
             engine_frag: engine_frag(s),
-            mail_bytes: s.size("hyperlink.mail_bytes"),
-            remote_read: ns(s.float("hyperlink.remote_read_ns")),
-            rx_thread: s.flag("rx_thread"),
-            share: s.float("hyperlink.rx_thread_cpu_share"),
-            send_ovh: ns(s.float("hyperlink.send_overhead_ns")),
-            recv_ovh: ns(s.float("hyperlink.recv_overhead_ns")),
-            memory_mbps: s.float("hyperlink.memory_mbps"),
+            mail_bytes: s.get_by_runtime_name::<u64>("hyperlink.mail_bytes"),
+            remote_read: ns(s.get_by_runtime_name::<f64>("hyperlink.remote_read_ns")),
+            rx_thread: s.get(RX_THREAD),
+            share: s.get_by_runtime_name::<f64>("hyperlink.rx_thread_cpu_share"),
+            send_ovh: ns(s.get_by_runtime_name::<f64>("hyperlink.send_overhead_ns")),
+            recv_ovh: ns(s.get_by_runtime_name::<f64>("hyperlink.recv_overhead_ns")),
+            memory_mbps: s.get_by_runtime_name::<f64>("hyperlink.memory_mbps"),
         };
         Ok(Box::new(Hyperlink {
             p,

@@ -12,12 +12,10 @@
 //! the engine's own rendezvous would count it twice. What this leaves out is a rendezvous's
 //! synchronisation: a sender here never waits for its receiver to post.
 
-use std::sync::OnceLock;
-
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::engine::EngineConfig;
 use crate::error::{Result, TransportError};
@@ -28,14 +26,10 @@ pub const CARD: &str = include_str!("cards/loggp.toml");
 /// Segment slots a card has.
 pub const SLOTS: usize = 6;
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in loggp card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("loggp", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in loggp card"))
+    BUILTIN.defs()
 }
 
 /// The largest message the engine may send as one frame here: the wire's largest frame less
@@ -64,9 +58,9 @@ pub struct Segment {
 
 impl Segment {
     fn read(s: &Settings, k: usize) -> Segment {
-        let f = |p: &str| s.float(&format!("loggp.s{k}.{p}"));
+        let f = |p: &str| s.get_by_runtime_name::<f64>(&format!("loggp.s{k}.{p}"));
         Segment {
-            from: s.size(&format!("loggp.s{k}.from")),
+            from: s.get_by_runtime_name::<u64>(&format!("loggp.s{k}.from")),
             latency_ns: f("latency_ns"),
             send_ns: f("send_ns"),
             send_per_byte_ns: f("send_per_byte_ns"),
@@ -119,7 +113,7 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
 /// The segments a card's settings use, checked: one to six, the first from 0, each starting
 /// above the one before.
 pub fn segments(s: &Settings) -> Result<Vec<Segment>> {
-    let used = s.int("loggp.segments");
+    let used = s.get_by_runtime_name::<i64>("loggp.segments");
     if !(1..=SLOTS as i64).contains(&used) {
         return Err(TransportError::Config(format!(
             "loggp.segments={used}: use 1 to {SLOTS}"
@@ -157,7 +151,7 @@ pub struct LogGp {
 impl LogGp {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
         let segs = segments(s)?;
-        let ranks_per_node = s.int("loggp.ranks_per_node").max(1) as usize;
+        let ranks_per_node = s.get_by_runtime_name::<i64>("loggp.ranks_per_node").max(1) as usize;
         let nodes = n.div_ceil(ranks_per_node).max(1);
         Ok(Box::new(LogGp {
             segs,

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bench_core::clock::Clock;
 use bench_core::des::{DesError, Ps, Scheduler};
-use bench_core::tunables::Settings;
+use bench_core::tunables::{Settings, Value};
 
 use crate::engine::Engine;
 use crate::error::{Result, TransportError};
@@ -61,7 +61,7 @@ const FORGET_EVERY: u32 = 1024;
 
 /// `NAME=VALUE` of a setting in force, as refusals name it.
 pub(crate) fn shown(s: &Settings, name: &str) -> String {
-    format!("{name}={}", s.value(name))
+    format!("{name}={}", s.get_by_runtime_name::<Value>(name))
 }
 
 /// The engine settings an emulated fabric runs with: the shared ones, then the fabric's own.
@@ -635,7 +635,7 @@ pub fn connect(
     }
     let cfg = engine_for(ctx.settings, engine_overrides);
     let scale = format!("{name}.compute_scale");
-    let factor = ctx.settings.float(&scale);
+    let factor = ctx.settings.get_by_runtime_name::<f64>(&scale);
     let wire = EmuWire::new(rank, shared)?.with_compute_scale(factor, scale);
     Ok(Box::new(Engine::new(
         Box::new(wire),

@@ -17,30 +17,25 @@
 //! receiver's input port.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
-use super::card::{self, Card};
+use super::card::BuiltinCard;
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::Result;
 use crate::wire::FragKind;
 
 pub const CARD: &str = include_str!("cards/rapidio.toml");
 
-fn card() -> &'static Card {
-    static C: OnceLock<Card> = OnceLock::new();
-    C.get_or_init(|| card::parse(CARD).expect("built-in rapidio card"))
-}
+static BUILTIN: BuiltinCard = BuiltinCard::new("rapidio", CARD);
 
 pub fn tunables() -> &'static [Def] {
-    static D: OnceLock<Vec<Def>> = OnceLock::new();
-    D.get_or_init(|| card().defs().expect("built-in rapidio card"))
+    BUILTIN.defs()
 }
 
 pub fn summary() -> &'static str {
-    &card().summary
+    BUILTIN.summary()
 }
 
 /// Whether the card's values can carry every message (see rapidio.md, "Values that cannot
@@ -48,8 +43,9 @@ pub fn summary() -> &'static str {
 /// queue of one entry and one dedicated queue can: a message of more entries streams through
 /// the queue, and transfers wait their turn for a dedicated one.
 pub fn check(s: &Settings) -> std::result::Result<(), String> {
-    let message = s.size("rapidio.segment_bytes") * s.int("rapidio.message_segments") as u64;
-    if s.size("rapidio.message_header") >= message {
+    let message = s.get_by_runtime_name::<u64>("rapidio.segment_bytes")
+        * s.get_by_runtime_name::<i64>("rapidio.message_segments") as u64;
+    if s.get_by_runtime_name::<u64>("rapidio.message_header") >= message {
         return Err(format!(
             "{} leaves no room for data in a message of {message} bytes ({} x {}): rapidio.message_header must be smaller than rapidio.segment_bytes x rapidio.message_segments",
             super::shown(s, "rapidio.message_header"),
@@ -115,27 +111,29 @@ pub struct RapidIo {
 impl RapidIo {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
         check(s).map_err(crate::error::TransportError::Config)?;
-        let segment = s.size("rapidio.segment_bytes");
+        let segment = s.get_by_runtime_name::<u64>("rapidio.segment_bytes");
         let p = Params {
-            link_mbps: s.float("rapidio.link_mbps"),
-            efficiency: s.float("rapidio.packet_efficiency"),
+            link_mbps: s.get_by_runtime_name::<f64>("rapidio.link_mbps"),
+            efficiency: s.get_by_runtime_name::<f64>("rapidio.packet_efficiency"),
             segment,
-            message: segment * s.int("rapidio.message_segments") as u64,
-            header: s.size("rapidio.message_header"),
-            send_ovh: ns(s.float("rapidio.send_overhead_ns")),
-            recv_ovh: ns(s.float("rapidio.recv_overhead_ns")),
-            latency: ns(s.float("rapidio.latency_ns")),
-            copy_mbps: s.float("rapidio.copy_mbps"),
-            retry: ns(s.float("rapidio.retry_ns")),
-            queues: s.int("rapidio.dedicated_queues") as u64,
-            queue_setup: ns(s.float("rapidio.queue_setup_ns")),
-            dq_message: ns(s.float("rapidio.dq_message_ns")),
-            dq_program: ns(s.float("rapidio.dq_program_ns")),
-            dq_ring: s.int("rapidio.dq_ring_entries").max(1) as u64,
-            dq_channels: s.flag("rapidio.dq_channels"),
-            align: s.size("rapidio.align_bytes"),
-            doorbell: ns(s.float("rapidio.doorbell_ns")),
-            common_entries: s.int("rapidio.common_queue_entries") as u64,
+            message: segment * s.get_by_runtime_name::<i64>("rapidio.message_segments") as u64,
+            header: s.get_by_runtime_name::<u64>("rapidio.message_header"),
+            send_ovh: ns(s.get_by_runtime_name::<f64>("rapidio.send_overhead_ns")),
+            recv_ovh: ns(s.get_by_runtime_name::<f64>("rapidio.recv_overhead_ns")),
+            latency: ns(s.get_by_runtime_name::<f64>("rapidio.latency_ns")),
+            copy_mbps: s.get_by_runtime_name::<f64>("rapidio.copy_mbps"),
+            retry: ns(s.get_by_runtime_name::<f64>("rapidio.retry_ns")),
+            queues: s.get_by_runtime_name::<i64>("rapidio.dedicated_queues") as u64,
+            queue_setup: ns(s.get_by_runtime_name::<f64>("rapidio.queue_setup_ns")),
+            dq_message: ns(s.get_by_runtime_name::<f64>("rapidio.dq_message_ns")),
+            dq_program: ns(s.get_by_runtime_name::<f64>("rapidio.dq_program_ns")),
+            dq_ring: s
+                .get_by_runtime_name::<i64>("rapidio.dq_ring_entries")
+                .max(1) as u64,
+            dq_channels: s.get_by_runtime_name::<bool>("rapidio.dq_channels"),
+            align: s.get_by_runtime_name::<u64>("rapidio.align_bytes"),
+            doorbell: ns(s.get_by_runtime_name::<f64>("rapidio.doorbell_ns")),
+            common_entries: s.get_by_runtime_name::<i64>("rapidio.common_queue_entries") as u64,
         };
         let cq = p.common_entries;
         Ok(Box::new(RapidIo {

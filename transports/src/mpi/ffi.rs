@@ -214,7 +214,7 @@ pub fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
         env: super::environment(ctx.settings),
         finalized: AtomicBool::new(false),
     };
-    t.start_watchdog(ctx.settings.duration("timeout"));
+    t.start_watchdog(ctx.settings.get(crate::fabric::TIMEOUT));
     Ok(Box::new(t))
 }
 

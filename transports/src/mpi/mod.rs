@@ -17,13 +17,13 @@ mod ffi;
 use std::process::Command;
 
 use bench_core::size::parse_size;
-use bench_core::tunables::{Def, Kind, Settings};
+use bench_core::tunables::{Def, Kind, Settings, Value};
 
 use crate::error::Result;
 #[cfg(not(feature = "mpi"))]
 use crate::error::TransportError;
 use crate::fabric::{
-    Availability, FabricContext, FabricDef, FabricKind, Launch, LaunchCommand, LaunchRequest,
+    Availability, FabricContext, FabricDef, FabricKind, Launch, LaunchCommand, LaunchRequest, BIND,
 };
 use crate::transport::Transport;
 
@@ -275,11 +275,14 @@ pub fn library_value(kind: &Kind, text: &str) -> Option<String> {
 pub fn environment(s: &Settings) -> Vec<(String, String)> {
     VARS.iter()
         .filter_map(|(name, family, kind, _)| {
-            let v = s.text(&format!("mpi.{name}"));
+            // A whole number (a flag, a count) is held as one, the rest as text.
+            let v = s
+                .get_by_runtime_name::<Value>(&format!("mpi.{name}"))
+                .to_string();
             if v.is_empty() {
                 return None;
             }
-            let value = library_value(kind, v).unwrap_or_else(|| v.to_string());
+            let value = library_value(kind, &v).unwrap_or_else(|| v.clone());
             Some((env_name(name, *family), value))
         })
         .collect()
@@ -491,7 +494,7 @@ fn launch_command(req: &LaunchRequest) -> std::result::Result<LaunchCommand, Str
     let flavor = mpirun_flavor(req.launcher)?;
     let mut env = req.env.to_vec();
     env.extend(environment(req.settings));
-    let bind = req.settings.text("bind") == "core";
+    let bind = req.settings.get(BIND) == "core";
     let mut args = mpirun_args(flavor, req.ranks, bind, &env);
     args.push(req.program.display().to_string());
     args.extend(req.args.iter().cloned());
@@ -564,7 +567,10 @@ mod tests {
         )
         .unwrap();
         s.set(&r, "mpi.btl", "self,vader", Source::Cli).unwrap();
+        s.set(&r, "mpi.btl_hlink_rx_thread", "1", Source::Cli)
+            .unwrap();
         let env = environment(&s);
+        assert!(env.contains(&("OMPI_MCA_btl_hlink_rx_thread".into(), "1".into())));
         assert!(env.contains(&("OMPI_MCA_btl_vader_eager_limit".into(), "8192".into())));
         assert!(env.contains(&("MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE".into(), "65536".into())));
         assert!(env.contains(&("OMPI_MCA_btl".into(), "self,vader".into())));

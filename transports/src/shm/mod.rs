@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use bench_core::bootstrap::Bootstrap;
 use bench_core::clock::{Clock, RealClock};
-use bench_core::tunables::{Def, Kind};
+use bench_core::tunables::{Def, Key};
 
 use crate::engine::{Engine, SingleCopy};
 use crate::error::{Result, TransportError};
@@ -30,16 +30,17 @@ use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
 use ring::{Consumer, Producer};
 use segment::{segment_path, Segment};
 
+/// The byte area of each shm ring.
+pub const RING_BYTES: Key<u64> = Key::size(
+    "shm.ring_bytes",
+    64 << 10,
+    1 << 30,
+    "1M",
+    "byte area of each shm ring (one per ordered rank pair); raised to hold 4 frames of eager_limit or frag_size",
+);
+
 /// The shm wire's tunables.
-pub const TUNABLES: &[Def] = &[Def {
-    name: "shm.ring_bytes",
-    kind: Kind::Size {
-        min: 64 << 10,
-        max: 1 << 30,
-    },
-    default: "1M",
-    help: "byte area of each shm ring (one per ordered rank pair); raised to hold 4 frames of eager_limit or frag_size",
-}];
+pub const TUNABLES: &[Def] = &[RING_BYTES.def()];
 
 const MAGIC: &[u8; 8] = b"FABBSHM1";
 const HEADER_BYTES: usize = 4096;
@@ -87,7 +88,7 @@ pub const FABRIC: FabricDef = FabricDef {
 fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
     let cfg = engine_config(ctx.settings);
     let scfg = ShmConfig::new(
-        ctx.settings.size("shm.ring_bytes") as usize,
+        ctx.settings.get(RING_BYTES) as usize,
         cfg.eager_limit,
         cfg.frag_size,
         cfg.timeout,

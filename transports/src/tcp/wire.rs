@@ -1,78 +1,19 @@
-//! The tcp wire: one TCP connection per rank pair, across hosts (Ethernet, IPoIB) or loopback.
-//!
-//! Set-up: every rank listens on the chosen interface (`tcp.if`), publishes its address through
-//! the bootstrap, connects to every lower rank and accepts every higher one. A connection opens
-//! with a hello carrying a per-job random token that rank 0 hands out through the bootstrap; a
-//! connection without the right token (or from an unexpected rank) is closed and logged, and
-//! set-up carries on. Socket buffers (`tcp.sndbuf`, `tcp.rcvbuf`) are set before listen and
-//! connect (see `Buffers`). Then the sockets become nonblocking with TCP_NODELAY and are driven
-//! by the engine's progress: frames travel length-prefixed (u32, network order), written with
-//! writev, with what the kernel does not take kept in a bounded backlog; reads are parsed in
-//! place. A peer that closes its connection fails the next wait with its rank and address named.
-//!
-//! Large messages cross with one copy on each side, the kernel's, as with Open MPI's tcp BTL:
-//! the rest of a rendezvous fragment the kernel had no room for is written later from the
-//! sender's own buffer (the engine completes the send only once it is, see `Wire::holds`),
-//! never copied aside; and the payload of an arriving fragment is read straight into the
-//! receive buffer the engine names (`FrameSink::place`), not through the wire's buffer.
+//! The tcp wire's data path: length-prefixed frames written with writev (the rest kept in a
+//! bounded backlog, or for a DATA payload left in the sender's buffer), reads parsed in place
+//! or straight into the engine's receive buffer, idling in poll(2), and a bounded flush on drop.
 
 use std::io::{self, IoSlice, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use bench_core::bootstrap::{random_hex, Bootstrap};
 use bench_core::clock::{Clock, RealClock};
-use bench_core::tunables::{Def, Kind, Settings};
-use socket2::{Domain, Protocol as SockProto, SockRef, Socket, Type};
+use socket2::SockRef;
 
 use crate::error::{Result, TransportError};
 use crate::header::MAX_HEADER_LEN;
 use crate::wire::{FragKind, FrameSink, GetOutcome, Placement, Protocol, Wire, WireCaps};
 
-/// The tcp wire's tunables.
-pub const TUNABLES: &[Def] = &[
-    Def {
-        name: "tcp.if",
-        kind: Kind::Text,
-        default: "auto",
-        help: "interface name (eth0), IPv4 address, or auto: the address that reaches the bootstrap (loopback for local jobs)",
-    },
-    Def {
-        name: "tcp.sndbuf",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 30,
-        },
-        default: "0",
-        help: "SO_SNDBUF of each connection; 0 keeps the kernel's default and autotuning",
-    },
-    Def {
-        name: "tcp.rcvbuf",
-        kind: Kind::Size {
-            min: 0,
-            max: 1 << 30,
-        },
-        default: "0",
-        help: "SO_RCVBUF of each connection; 0 keeps the kernel's default and autotuning",
-    },
-    Def {
-        name: "tcp.connect_timeout",
-        kind: Kind::Duration {
-            min_ms: 100,
-            max_ms: 3_600_000,
-        },
-        default: "10s",
-        help: "longest wait for a peer's connection during set-up (each I/O wait is bounded by timeout)",
-    },
-];
-
-fn tcp_tunables() -> &'static [Def] {
-    TUNABLES
-}
-
-const MAGIC: &[u8; 8] = b"FABTCP01";
-const HELLO_LEN: usize = 8 + 32 + 4 + 4;
 /// Bytes the wire may hold back for one peer before refusing frames (back-pressure).
 const BACKLOG: usize = 8 << 20;
 const READ_CHUNK: usize = 256 << 10;
@@ -85,9 +26,9 @@ const PLACE_MIN: usize = 32 << 10;
 /// Idle rounds spent spinning on nonblocking reads before sleeping in poll(2).
 const SPIN_ROUNDS: u64 = 2000;
 
-struct Peer {
-    sock: TcpStream,
-    addr: SocketAddr,
+pub(super) struct Peer {
+    pub(super) sock: TcpStream,
+    pub(super) addr: SocketAddr,
     /// The peer closed its end: everything it sent has been read.
     closed: bool,
     /// Bytes the kernel had no room for, written from `out_pos` on.
@@ -122,266 +63,26 @@ impl Peer {
 }
 
 pub struct TcpWire {
-    rank: usize,
-    size: usize,
-    peers: Vec<Option<Peer>>,
-    local: SocketAddr,
-    clock: RealClock,
-    rejected: u64,
-    next_peer: usize,
+    pub(super) rank: usize,
+    pub(super) size: usize,
+    pub(super) peers: Vec<Option<Peer>>,
+    pub(super) local: SocketAddr,
+    pub(super) clock: RealClock,
+    pub(super) rejected: u64,
+    pub(super) next_peer: usize,
     /// Re-arm TCP_QUICKACK after every read that returned data (see `Buffers::quickack`).
-    quickack: bool,
+    pub(super) quickack: bool,
 }
-
-/// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
-/// address this rank reaches the bootstrap from.
-fn listen_ip(spec: &str, boot: &dyn Bootstrap) -> Result<IpAddr> {
-    if spec != "auto" {
-        return named_ip(spec).map_err(TransportError::Config);
-    }
-    if let Some(ip) = boot.local_ip() {
-        return Ok(ip);
-    }
-    // Without a TCP bootstrap: the first non-loopback IPv4 address, else loopback.
-    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
-        for a in addrs {
-            if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
-                if !sin.ip().is_loopback() {
-                    return Ok(IpAddr::V4(sin.ip()));
-                }
-            }
-        }
-    }
-    Ok(IpAddr::V4(Ipv4Addr::LOCALHOST))
-}
-
-/// `tcp.if` other than auto: a literal address, or the IPv4 address of the interface named.
-fn named_ip(spec: &str) -> std::result::Result<IpAddr, String> {
-    if let Ok(ip) = spec.parse::<IpAddr>() {
-        return Ok(ip);
-    }
-    let addrs =
-        nix::ifaddrs::getifaddrs().map_err(|e| format!("tcp: cannot list interfaces: {e}"))?;
-    let mut valid = Vec::new();
-    for a in addrs {
-        if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
-            if a.interface_name == spec {
-                return Ok(IpAddr::V4(sin.ip()));
-            }
-            valid.push(format!("{} ({})", a.interface_name, sin.ip()));
-        }
-    }
-    Err(format!(
-        "tcp.if={spec}: no interface of that name with an IPv4 address here; valid: auto, an address, or one of {}",
-        valid.join(", ")
-    ))
-}
-
-/// Refuses a `tcp.if` this host does not have, before anything runs (bad input, not a failure).
-fn check_settings(s: &Settings) -> std::result::Result<(), String> {
-    match s.text("tcp.if") {
-        "auto" => Ok(()),
-        spec => named_ip(spec).map(|_| ()),
-    }
-}
-
 /// A frame's length prefix: u32, network order.
-fn frame_prefix(len: usize) -> [u8; 4] {
+pub(super) fn frame_prefix(len: usize) -> [u8; 4] {
     (len as u32).to_be_bytes()
 }
 
 /// The frame length a prefix at the start of `b` gives.
-fn frame_len(b: &[u8]) -> usize {
+pub(super) fn frame_len(b: &[u8]) -> usize {
     u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as usize
 }
-
-/// The first bytes on a connection: magic, the job token zero-padded to 32 bytes, the
-/// connecting rank and the job size as u32 in network order.
-fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
-    let mut h = [0u8; HELLO_LEN];
-    h[..8].copy_from_slice(MAGIC);
-    let t = token.as_bytes();
-    h[8..8 + t.len().min(32)].copy_from_slice(&t[..t.len().min(32)]);
-    h[40..44].copy_from_slice(&(rank as u32).to_be_bytes());
-    h[44..48].copy_from_slice(&(size as u32).to_be_bytes());
-    h
-}
-
-/// Checks a hello: the rank it claims, or why it is refused.
-fn check_hello(
-    h: &[u8; HELLO_LEN],
-    token: &str,
-    me: usize,
-    size: usize,
-) -> std::result::Result<usize, String> {
-    if &h[..8] != MAGIC {
-        return Err("not a fabbench tcp hello".into());
-    }
-    if h != &hello(
-        token,
-        u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize,
-        size,
-    ) {
-        return Err("wrong job token or job size".into());
-    }
-    let r = u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize;
-    if r <= me || r >= size {
-        return Err(format!("rank {r} should not connect to rank {me}"));
-    }
-    Ok(r)
-}
-
-/// `tcp.sndbuf` and `tcp.rcvbuf` (0: the kernel's default and autotuning).
-///
-/// They are set on a socket before listen(2) or connect(2), as tcp(7) requires (the window
-/// scale is agreed in the handshake). A receive buffer shrunk on an open connection made the
-/// receiver advertise a zero window over and over (nstat's TCPToZeroWindowAdv), and each piece
-/// of a message waited on a TCP timer: on loopback with a 4 KiB receive buffer, 16 KiB one way
-/// took 418 ms set afterwards (a Python ping-pong: 135 ms), 55-60 us set before. Accepted
-/// sockets inherit the listener's buffers.
-#[derive(Clone, Copy)]
-struct Buffers {
-    snd: usize,
-    rcv: usize,
-}
-
-impl Buffers {
-    fn socket(self, addr: &SocketAddr) -> io::Result<Socket> {
-        let sock = Socket::new(
-            Domain::for_address(*addr),
-            Type::STREAM,
-            Some(SockProto::TCP),
-        )?;
-        if self.snd > 0 {
-            sock.set_send_buffer_size(self.snd)?;
-        }
-        if self.rcv > 0 {
-            sock.set_recv_buffer_size(self.rcv)?;
-        }
-        Ok(sock)
-    }
-
-    /// A small send buffer holds a segment or two, so the sender waits for each ACK, and a
-    /// receiver that delays its ACKs (40 ms and more) makes every piece of a large message wait
-    /// that long: 128 KiB one way took 80 ms on loopback with a 4 KiB send buffer (a plain
-    /// blocking ping-pong as well), 90 us with quick ACKs. Linux leaves quick-ACK mode on its
-    /// own, so the receiver re-arms it after each read; that costs a system call per read, paid
-    /// only when `tcp.sndbuf` is set (the tunables are the same on every rank).
-    fn quickack(self) -> bool {
-        self.snd > 0
-    }
-
-    fn listen(self, addr: SocketAddr) -> io::Result<TcpListener> {
-        let sock = self.socket(&addr)?;
-        sock.bind(&addr.into())?;
-        sock.listen(128)?;
-        Ok(sock.into())
-    }
-
-    fn connect(self, addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
-        let sock = self.socket(addr)?;
-        sock.connect_timeout(&(*addr).into(), timeout)?;
-        Ok(sock.into())
-    }
-}
-
 impl TcpWire {
-    pub fn connect(boot: &dyn Bootstrap, s: &Settings) -> Result<TcpWire> {
-        let rank = boot.rank();
-        let size = boot.size();
-        let timeout = s.duration("timeout");
-        let connect_timeout = s.duration("tcp.connect_timeout");
-        let ip = listen_ip(s.text("tcp.if"), boot)?;
-        let bufs = Buffers {
-            snd: s.size("tcp.sndbuf") as usize,
-            rcv: s.size("tcp.rcvbuf") as usize,
-        };
-        let listener = bufs
-            .listen(SocketAddr::new(ip, 0))
-            .map_err(|e| TransportError::Setup(format!("tcp: cannot listen on {ip}: {e}")))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
-        // The job token: random, made by rank 0, handed out through the bootstrap.
-        if rank == 0 {
-            boot.put("tcp/token", &random_hex(16))?;
-        }
-        let token = boot.get("tcp/token", timeout)?;
-        boot.put(&format!("tcp/{rank}/addr"), &local.to_string())?;
-        let mut peers: Vec<Option<Peer>> = (0..size).map(|_| None).collect();
-        // Connect to every lower rank.
-        for (r, slot) in peers.iter_mut().enumerate().take(rank) {
-            let a = boot.get(&format!("tcp/{r}/addr"), timeout)?;
-            let addr: SocketAddr = a.parse().map_err(|_| {
-                TransportError::Setup(format!("tcp: rank {r} published address '{a}'"))
-            })?;
-            let sock = dial(addr, r, &token, rank, size, connect_timeout, bufs)?;
-            *slot = Some(Peer::new(sock, addr));
-        }
-        // Accept every higher rank, refusing anything else.
-        let mut rejected = 0u64;
-        let deadline = Instant::now() + connect_timeout;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
-        while peers[rank + 1..].iter().any(Option::is_none) {
-            match listener.accept() {
-                Ok((sock, from)) => match greet(&sock, &token, rank, size) {
-                    Ok(r) if peers[r].is_none() => peers[r] = Some(Peer::new(sock, from)),
-                    Ok(r) => {
-                        rejected += 1;
-                        tracing::warn!(
-                            "tcp: refused a second connection claiming rank {r} from {from}"
-                        );
-                    }
-                    Err(why) => {
-                        rejected += 1;
-                        tracing::warn!("tcp: refused a connection from {from}: {why}");
-                    }
-                },
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if Instant::now() >= deadline {
-                        let missing: Vec<String> = (rank + 1..size)
-                            .filter(|r| peers[*r].is_none())
-                            .map(|r| r.to_string())
-                            .collect();
-                        return Err(TransportError::Timeout {
-                            peer: format!("rank {}", missing.join(", rank ")),
-                            what: format!("a tcp connection to {local}"),
-                            stage: "tcp connect".into(),
-                            after: connect_timeout,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => {
-                    return Err(TransportError::Setup(format!(
-                        "tcp: accept on {local}: {e}"
-                    )))
-                }
-            }
-        }
-        drop(listener);
-        for p in peers.iter().flatten() {
-            p.sock
-                .set_nonblocking(true)
-                .and_then(|_| p.sock.set_nodelay(true))
-                .map_err(|e| {
-                    TransportError::Setup(format!("tcp: socket options for {}: {e}", p.addr))
-                })?;
-        }
-        Ok(TcpWire {
-            rank,
-            size,
-            peers,
-            local,
-            clock: RealClock::new(),
-            rejected,
-            next_peer: 0,
-            quickack: bufs.quickack(),
-        })
-    }
-
     /// Hands every frame that has arrived to `sink`, reading a large DATA payload straight into
     /// the place the engine names for it.
     fn receive(&mut self, sink: &mut dyn FrameSink) -> Result<usize> {
@@ -531,7 +232,6 @@ impl TcpWire {
         Ok(())
     }
 }
-
 /// One nonblocking read from `p`'s socket into `buf`: `Some(bytes)` (0 when nothing is there
 /// or the peer closed, which marks it), or `None` when interrupted.
 fn read(p: &mut Peer, buf: &mut [u8], quickack: bool) -> io::Result<Option<usize>> {
@@ -584,85 +284,8 @@ fn gone(peer: usize, addr: SocketAddr, why: String) -> TransportError {
         stage: String::new(),
     }
 }
-
-fn dial(
-    addr: SocketAddr,
-    peer: usize,
-    token: &str,
-    rank: usize,
-    size: usize,
-    timeout: Duration,
-    bufs: Buffers,
-) -> Result<TcpStream> {
-    let start = Instant::now();
-    let fail = |why: String| {
-        TransportError::Setup(format!(
-            "tcp: cannot connect to rank {peer} at {addr} (stage: tcp connect): {why}"
-        ))
-    };
-    loop {
-        let left = timeout.saturating_sub(start.elapsed());
-        match bufs.connect(&addr, left.max(Duration::from_millis(10))) {
-            Ok(mut sock) => {
-                sock.set_read_timeout(Some(timeout))
-                    .map_err(|e| fail(e.to_string()))?;
-                sock.write_all(&hello(token, rank, size))
-                    .map_err(|e| fail(e.to_string()))?;
-                let mut ack = [0u8; 1];
-                return match sock.read_exact(&mut ack) {
-                    Ok(()) if ack[0] == b'K' => {
-                        sock.set_read_timeout(None)
-                            .map_err(|e| fail(e.to_string()))?;
-                        Ok(sock)
-                    }
-                    Ok(()) => Err(fail("refused our hello".into())),
-                    Err(e) => Err(fail(format!("no answer to our hello: {e}"))),
-                };
-            }
-            // The peer may not be listening yet on a slow host: retry until the deadline.
-            Err(e)
-                if start.elapsed() < timeout
-                    && matches!(
-                        e.kind(),
-                        io::ErrorKind::ConnectionRefused | io::ErrorKind::TimedOut
-                    ) =>
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => {
-                return Err(fail(format!(
-                    "{e} after {}",
-                    humantime::format_duration(Duration::from_millis(
-                        start.elapsed().as_millis() as u64
-                    ))
-                )))
-            }
-        }
-    }
-}
-
-/// Reads and checks a hello on a freshly accepted connection; answers it if good.
-fn greet(
-    sock: &TcpStream,
-    token: &str,
-    me: usize,
-    size: usize,
-) -> std::result::Result<usize, String> {
-    let mut s = sock;
-    sock.set_nonblocking(false).map_err(|e| e.to_string())?;
-    // A silent or slow client must not stall set-up.
-    sock.set_read_timeout(Some(Duration::from_secs(2)))
-        .map_err(|e| e.to_string())?;
-    let mut h = [0u8; HELLO_LEN];
-    s.read_exact(&mut h).map_err(|e| format!("no hello: {e}"))?;
-    let r = check_hello(&h, token, me, size)?;
-    s.write_all(b"K").map_err(|e| e.to_string())?;
-    sock.set_read_timeout(None).map_err(|e| e.to_string())?;
-    Ok(r)
-}
-
 impl Peer {
-    fn new(sock: TcpStream, addr: SocketAddr) -> Peer {
+    pub(super) fn new(sock: TcpStream, addr: SocketAddr) -> Peer {
         Peer {
             sock,
             addr,
@@ -678,7 +301,6 @@ impl Peer {
         }
     }
 }
-
 impl Wire for TcpWire {
     fn name(&self) -> &str {
         "tcp"
@@ -899,77 +521,5 @@ impl Drop for TcpWire {
                 let _ = p.sock.shutdown(std::net::Shutdown::Write);
             }
         }
-    }
-}
-
-fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
-    let wire = TcpWire::connect(ctx.boot.as_ref(), ctx.settings)?;
-    let cfg = crate::fabric::engine_config(ctx.settings);
-    Ok(Box::new(crate::engine::Engine::new(
-        Box::new(wire),
-        cfg,
-        Some(ctx.boot.clone()),
-    )?))
-}
-
-/// The registry line's target.
-pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
-    name: "tcp",
-    kind: crate::fabric::FabricKind::Native,
-    summary: "TCP sockets between processes on one or many hosts (Ethernet, IPoIB, loopback)",
-    availability: crate::fabric::always_usable,
-    tunables: tcp_tunables,
-    // Eager below 64 KiB, as Open MPI's tcp BTL (whose 64 KiB limit counts its header): a round
-    // trip costs far more than a copy here, but a 64 KiB eager frame (header and length
-    // prefix past 64 KiB) took 58.6 us one way on loopback where rendezvous takes 26.9 us
-    // (Open MPI: 34 us); osu_bw at 64 KiB drops from 4,456 to 3,320 MB/s, still well above
-    // Open MPI's (same session). Large pieces, because each one costs system calls on both
-    // sides: 512 KiB beat 128 KiB by about 20 % in osu_bw at 1 MiB on loopback (interleaved
-    // runs).
-    defaults: &[("eager_limit", "63K"), ("frag_size", "512K")],
-    replaces: &[],
-    ignores: &["single_copy", "single_copy_share"],
-    check_ranks: crate::fabric::any_ranks,
-    check_settings,
-    launch: crate::fabric::Launch::Processes,
-    cleanup: crate::fabric::nothing_to_clean,
-    library: crate::fabric::no_library,
-    connect,
-};
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hellos_and_length_prefixes_have_their_golden_bytes() {
-        let mut want = b"FABTCP01".to_vec();
-        want.extend_from_slice(b"0123456789abcdef");
-        want.extend_from_slice(&[0; 16]); // a short token is zero-padded to 32 bytes
-        want.extend_from_slice(&[0, 0, 1, 2, 0, 0, 3, 4]);
-        assert_eq!(&hello("0123456789abcdef", 0x0102, 0x0304)[..], &want[..]);
-        assert_eq!(frame_prefix(0x0001_0203), [0, 1, 2, 3]);
-        assert_eq!(frame_len(&[0, 1, 2, 3, 99]), 0x0001_0203);
-    }
-
-    #[test]
-    fn hellos_carry_token_rank_and_size() {
-        let t = "0123456789abcdef0123456789abcdef";
-        let h = hello(t, 3, 4);
-        assert_eq!(check_hello(&h, t, 1, 4), Ok(3));
-        assert!(check_hello(&h, "ffffffffffffffffffffffffffffffff", 1, 4)
-            .unwrap_err()
-            .contains("token"));
-        assert!(check_hello(&h, t, 1, 8)
-            .unwrap_err()
-            .contains("token or job size"));
-        assert!(check_hello(&hello(t, 0, 4), t, 1, 4)
-            .unwrap_err()
-            .contains("should not connect"));
-        let mut junk = h;
-        junk[0] = b'X';
-        assert!(check_hello(&junk, t, 1, 4)
-            .unwrap_err()
-            .contains("not a fabbench"));
     }
 }

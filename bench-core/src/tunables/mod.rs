@@ -1,60 +1,24 @@
 //! The typed registry of every knob fabbench has.
 //!
-//! Each tunable is declared once, next to the code that reads it, as a [`Def`]: name, type,
-//! default, valid range and a one-line meaning. The binary gathers those declarations into one
-//! [`Registry`]; `--set name=value`, profile files and fabric presets all go through
-//! [`Settings::set`], so a value is validated in exactly one place, and every result can record
-//! the full set in force together with where each value came from.
+//! Each tunable is declared once, next to the code that reads it, as a typed [`Key`]: name,
+//! kind and valid range, default and a one-line meaning (its [`Def`]), and the Rust type it
+//! reads as. The binary gathers those declarations into one [`Registry`]; `--set name=value`,
+//! profile files and fabric presets all go through [`Settings::set`], so a value is validated
+//! in exactly one place, and every result can record the full set in force together with
+//! where each value came from. Code reads a value through its key ([`Settings::get`]), so a
+//! misspelt name does not compile; only a name known at run time alone (a model card's
+//! parameter, an `mpi.*` variable, a name the user gave) is read as text, through
+//! [`Settings::get_by_runtime_name`].
+
+mod key;
+mod kind;
+
+pub use key::{Key, TunableType};
+pub use kind::{Def, Kind, Value};
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-use crate::size::{format_size, parse_size};
-
-/// The type and valid range of a tunable.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Kind {
-    /// A byte count (accepts 4096, 4K, 4KiB, 1M).
-    Size { min: u64, max: u64 },
-    /// A whole number.
-    Int { min: i64, max: i64 },
-    /// A real number.
-    Float { min: f64, max: f64 },
-    /// on/off (also true/false, yes/no, 1/0).
-    Bool,
-    /// One of a fixed list of words.
-    Choice(&'static [&'static str]),
-    /// A duration (accepts 30s, 500ms, 2m).
-    Duration { min_ms: u64, max_ms: u64 },
-    /// Free text passed through (interface names, MPI variable values).
-    Text,
-    /// Unset (the empty default: nothing is passed on), or a value of the inner kind.
-    Optional(&'static Kind),
-}
-
-/// A value of a tunable, already validated against its [`Kind`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Value {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    /// Sizes and durations serialise as their canonical text, so a manifest reads like the CLI.
-    Text(String),
-}
-
-/// One tunable's declaration.
-#[derive(Debug, Clone, Copy)]
-pub struct Def {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// Parsed with the same rules as user input; a unit test checks every default is valid.
-    pub default: &'static str,
-    pub help: &'static str,
-}
 
 /// Where a value in force came from, lowest precedence first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -85,101 +49,6 @@ pub enum TunableError {
     #[error("'{0}' is not NAME=VALUE (e.g. --set eager_limit=8K)")]
     Syntax(String),
 }
-
-impl Kind {
-    /// What a valid value looks like, for error messages and `fabbench list`.
-    pub fn describe(&self) -> String {
-        match *self {
-            Kind::Size { min, max } => format!(
-                "a size from {} to {} (e.g. 4096, 64K, 1M)",
-                format_size(min),
-                format_size(max)
-            ),
-            Kind::Int { min, max } => format!("a whole number from {min} to {max}"),
-            Kind::Float { min, max } => format!("a number from {min} to {max}"),
-            Kind::Bool => "on or off".to_string(),
-            Kind::Choice(words) => format!("one of {}", words.join(", ")),
-            Kind::Duration { min_ms, max_ms } => format!(
-                "a duration from {} to {} (e.g. 500ms, 30s)",
-                humantime::format_duration(Duration::from_millis(min_ms)),
-                humantime::format_duration(Duration::from_millis(max_ms))
-            ),
-            Kind::Text => "any text".to_string(),
-            Kind::Optional(inner) => format!("{} (or empty: unset)", inner.describe()),
-        }
-    }
-
-    /// The range column of `fabbench list tunables`.
-    pub fn range(&self) -> String {
-        match *self {
-            Kind::Size { min, max } => format!("{}..{}", format_size(min), format_size(max)),
-            Kind::Int { min, max } => format!("{min}..{max}"),
-            Kind::Float { min, max } => format!("{min}..{max}"),
-            Kind::Bool => "on|off".to_string(),
-            Kind::Choice(words) => words.join("|"),
-            Kind::Duration { min_ms, max_ms } => format!(
-                "{}..{}",
-                humantime::format_duration(Duration::from_millis(min_ms)),
-                humantime::format_duration(Duration::from_millis(max_ms))
-            ),
-            Kind::Text => "text".to_string(),
-            Kind::Optional(inner) => format!("unset|{}", inner.range()),
-        }
-    }
-
-    /// Parses and range-checks user text; `Err` carries [`Kind::describe`].
-    pub fn parse(&self, text: &str) -> Result<Value, String> {
-        let t = text.trim();
-        match *self {
-            Kind::Size { min, max } => match parse_size(t) {
-                Ok(v) if (min..=max).contains(&v) => Ok(Value::Text(format_size(v))),
-                _ => Err(self.describe()),
-            },
-            Kind::Int { min, max } => match t.parse::<i64>() {
-                Ok(v) if (min..=max).contains(&v) => Ok(Value::Int(v)),
-                _ => Err(self.describe()),
-            },
-            Kind::Float { min, max } => match t.parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= min && v <= max => Ok(Value::Float(v)),
-                _ => Err(self.describe()),
-            },
-            Kind::Bool => match t.to_ascii_lowercase().as_str() {
-                "on" | "true" | "yes" | "1" => Ok(Value::Bool(true)),
-                "off" | "false" | "no" | "0" => Ok(Value::Bool(false)),
-                _ => Err(self.describe()),
-            },
-            Kind::Choice(words) => {
-                let lower = t.to_ascii_lowercase();
-                words
-                    .iter()
-                    .find(|w| **w == lower)
-                    .map(|w| Value::Text(w.to_string()))
-                    .ok_or_else(|| self.describe())
-            }
-            Kind::Duration { min_ms, max_ms } => match humantime::parse_duration(t) {
-                Ok(d) if (min_ms as u128..=max_ms as u128).contains(&d.as_millis()) => {
-                    Ok(Value::Text(humantime::format_duration(d).to_string()))
-                }
-                _ => Err(self.describe()),
-            },
-            Kind::Text => Ok(Value::Text(t.to_string())),
-            Kind::Optional(_) if t.is_empty() => Ok(Value::Text(String::new())),
-            Kind::Optional(inner) => inner.parse(t).map_err(|_| self.describe()),
-        }
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Bool(b) => f.write_str(if *b { "on" } else { "off" }),
-            Value::Int(i) => write!(f, "{i}"),
-            Value::Float(x) => write!(f, "{x}"),
-            Value::Text(s) => f.write_str(s),
-        }
-    }
-}
-
 /// Every declared tunable, in declaration order.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -318,7 +187,31 @@ impl Settings {
         Ok(())
     }
 
-    pub fn value(&self, name: &str) -> &Value {
+    /// The value of the tunable `key` declares, as its type.
+    pub fn get<T: TunableType + ?Sized>(&self, key: Key<T>) -> T::Read<'_> {
+        self.read::<T>(key.name())
+    }
+
+    /// The one read by name, for names known at run time alone: a model card's parameters
+    /// (`rapidio.link_mbps`, `loggp.s2.gap_ns`, `FABRIC.compute_scale`), declared when the
+    /// card is read, the `mpi.*` variables, and names the user gave (`autotune --params`).
+    /// Every other tunable is read through its [`Key`]. Panics on a name not registered or a
+    /// tunable of another type: a programming error.
+    pub fn get_by_runtime_name<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
+        self.read::<T>(name)
+    }
+
+    fn read<T: TunableType + ?Sized>(&self, name: &str) -> T::Read<'_> {
+        let value = self.value(name);
+        T::from_value(value).unwrap_or_else(|| {
+            panic!(
+                "tunable {name} is not read as {}: {value:?}",
+                std::any::type_name::<T>()
+            )
+        })
+    }
+
+    fn value(&self, name: &str) -> &Value {
         &self
             .values
             .get(name)
@@ -326,51 +219,13 @@ impl Settings {
             .0
     }
 
+    /// Where the value of `name` came from (names from tables, such as the engine tunables a
+    /// fabric's own replace).
     pub fn source(&self, name: &str) -> Source {
         self.values
             .get(name)
             .unwrap_or_else(|| panic!("tunable {name} is not registered"))
             .1
-    }
-
-    pub fn size(&self, name: &str) -> u64 {
-        match self.value(name) {
-            Value::Text(t) => parse_size(t).expect("validated size"),
-            v => panic!("tunable {name} is not a size: {v:?}"),
-        }
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        match self.value(name) {
-            Value::Bool(b) => *b,
-            v => panic!("tunable {name} is not on/off: {v:?}"),
-        }
-    }
-
-    pub fn int(&self, name: &str) -> i64 {
-        match self.value(name) {
-            Value::Int(i) => *i,
-            v => panic!("tunable {name} is not a whole number: {v:?}"),
-        }
-    }
-
-    pub fn float(&self, name: &str) -> f64 {
-        match self.value(name) {
-            Value::Float(x) => *x,
-            Value::Int(i) => *i as f64,
-            v => panic!("tunable {name} is not a number: {v:?}"),
-        }
-    }
-
-    pub fn text(&self, name: &str) -> &str {
-        match self.value(name) {
-            Value::Text(t) => t,
-            v => panic!("tunable {name} is not text: {v:?}"),
-        }
-    }
-
-    pub fn duration(&self, name: &str) -> Duration {
-        humantime::parse_duration(self.text(name)).expect("validated duration")
     }
 
     /// (name, value, source) for every tunable, in name order.
@@ -428,45 +283,29 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
+    const EAGER_LIMIT: Key<u64> = Key::size(
+        "eager_limit",
+        0,
+        1 << 20,
+        "4K",
+        "largest message sent eagerly",
+    );
+    const RX_THREAD: Key<bool> = Key::flag("rx_thread", "off", "progress thread");
+    const SINGLE_COPY: Key<str> =
+        Key::choice("single_copy", &["auto", "on", "off"], "auto", "single copy");
+    const TIMEOUT: Key<Duration> = Key::duration("timeout", 10, 3_600_000, "30s", "wait bound");
+    const LINK_MBPS: Key<f64> = Key::float("rapidio.link_mbps", 1.0, 1e6, "192", "link peak");
+
     const DEFS: &[Def] = &[
-        Def {
-            name: "eager_limit",
-            kind: Kind::Size {
-                min: 0,
-                max: 1 << 20,
-            },
-            default: "4K",
-            help: "largest message sent eagerly",
-        },
-        Def {
-            name: "rx_thread",
-            kind: Kind::Bool,
-            default: "off",
-            help: "progress thread",
-        },
-        Def {
-            name: "single_copy",
-            kind: Kind::Choice(&["auto", "on", "off"]),
-            default: "auto",
-            help: "single copy",
-        },
-        Def {
-            name: "timeout",
-            kind: Kind::Duration {
-                min_ms: 10,
-                max_ms: 3_600_000,
-            },
-            default: "30s",
-            help: "wait bound",
-        },
-        Def {
-            name: "rapidio.link_mbps",
-            kind: Kind::Float { min: 1.0, max: 1e6 },
-            default: "192",
-            help: "link peak",
-        },
+        EAGER_LIMIT.def(),
+        RX_THREAD.def(),
+        SINGLE_COPY.def(),
+        TIMEOUT.def(),
+        LINK_MBPS.def(),
     ];
 
     fn reg() -> Registry {
@@ -476,11 +315,11 @@ mod tests {
     #[test]
     fn defaults_parse_and_read_back() {
         let s = reg().defaults();
-        assert_eq!(s.size("eager_limit"), 4096);
-        assert!(!s.flag("rx_thread"));
-        assert_eq!(s.text("single_copy"), "auto");
-        assert_eq!(s.duration("timeout"), Duration::from_secs(30));
-        assert_eq!(s.float("rapidio.link_mbps"), 192.0);
+        assert_eq!(s.get(EAGER_LIMIT), 4096);
+        assert!(!s.get(RX_THREAD));
+        assert_eq!(s.get(SINGLE_COPY), "auto");
+        assert_eq!(s.get(TIMEOUT), Duration::from_secs(30));
+        assert_eq!(s.get(LINK_MBPS), 192.0);
         assert!(s.iter().all(|(_, _, src)| src == Source::Default));
     }
 
@@ -490,7 +329,7 @@ mod tests {
         let mut s = r.defaults();
         s.set_assignment(&r, "eager_limit=64K", Source::Cli)
             .unwrap();
-        assert_eq!(s.size("eager_limit"), 65536);
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
         assert_eq!(s.source("eager_limit"), Source::Cli);
         let err = s
             .set_assignment(&r, "eager_limit=2M", Source::Cli)
@@ -509,7 +348,7 @@ mod tests {
             Err(TunableError::Syntax(_))
         ));
         // a refused value leaves the old one in force
-        assert_eq!(s.size("eager_limit"), 65536);
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
     }
 
     #[test]
@@ -544,9 +383,9 @@ mod tests {
         let mut s = r.defaults();
         s.set(&r, "rx_thread", "on", Source::Cli).unwrap();
         s.set(&r, "rx_thread", "off", Source::Fabric).unwrap();
-        assert!(s.flag("rx_thread"));
+        assert!(s.get(RX_THREAD));
         s.set(&r, "eager_limit", "8K", Source::Fabric).unwrap();
-        assert_eq!(s.size("eager_limit"), 8192);
+        assert_eq!(s.get(EAGER_LIMIT), 8192);
         assert_eq!(s.source("eager_limit"), Source::Fabric);
     }
 
@@ -559,9 +398,9 @@ mod tests {
             "[tunables]\neager_limit = \"16K\"\nrx_thread = true\n[tunables.rapidio]\nlink_mbps = 100.5\n",
         )
         .unwrap();
-        assert_eq!(s.size("eager_limit"), 16384);
-        assert!(s.flag("rx_thread"));
-        assert_eq!(s.float("rapidio.link_mbps"), 100.5);
+        assert_eq!(s.get(EAGER_LIMIT), 16384);
+        assert!(s.get(RX_THREAD));
+        assert_eq!(s.get(LINK_MBPS), 100.5);
         assert_eq!(s.source("rx_thread"), Source::Profile);
         let err = s.apply_profile(&r, "bogus = 1").unwrap_err();
         assert!(matches!(
@@ -585,6 +424,94 @@ mod tests {
         assert_eq!(k.parse("4K"), Ok(Value::Text("4KiB".into())));
         assert!(k.parse("lots").unwrap_err().contains("or empty: unset"));
         assert_eq!(k.range(), "unset|0..1MiB");
+    }
+
+    #[test]
+    fn the_declarations_keys_build_are_the_ones_written_out() {
+        assert_eq!(EAGER_LIMIT.name(), "eager_limit");
+        assert_eq!(
+            EAGER_LIMIT.def().kind,
+            Kind::Size {
+                min: 0,
+                max: 1 << 20
+            }
+        );
+        assert_eq!(EAGER_LIMIT.def().default, "4K");
+        assert_eq!(EAGER_LIMIT.def().help, "largest message sent eagerly");
+        assert_eq!(SINGLE_COPY.def().kind, Kind::Choice(&["auto", "on", "off"]));
+        assert_eq!(
+            TIMEOUT.def().kind,
+            Kind::Duration {
+                min_ms: 10,
+                max_ms: 3_600_000
+            }
+        );
+    }
+
+    const COUNT: Key<i64> = Key::int("count", -5, 5, "1", "a count");
+    const IFACE: Key<str> = Key::text("iface", "auto", "an interface");
+    const ONLY_RANK: Key<Option<i64>> =
+        Key::optional_int("only_rank", &Kind::Int { min: 0, max: 9 }, "", "one rank");
+
+    #[test]
+    fn each_key_reads_as_the_type_of_its_kind() {
+        // The kind a constructor builds is one its Rust type reads, and no other type does.
+        fn only<T: TunableType + ?Sized>(kind: &Kind) {
+            let readers = [
+                u64::reads(kind),
+                i64::reads(kind),
+                f64::reads(kind),
+                bool::reads(kind),
+                str::reads(kind),
+                Duration::reads(kind),
+                Option::<i64>::reads(kind),
+            ];
+            assert!(T::reads(kind), "{kind:?}");
+            assert_eq!(readers.iter().filter(|r| **r).count(), 1, "{kind:?}");
+        }
+        only::<u64>(&EAGER_LIMIT.def().kind);
+        only::<i64>(&COUNT.def().kind);
+        only::<f64>(&LINK_MBPS.def().kind);
+        only::<bool>(&RX_THREAD.def().kind);
+        only::<str>(&SINGLE_COPY.def().kind);
+        only::<str>(&IFACE.def().kind);
+        only::<Duration>(&TIMEOUT.def().kind);
+        only::<Option<i64>>(&ONLY_RANK.def().kind);
+    }
+
+    #[test]
+    fn reading_through_a_key_gives_the_parsed_value() {
+        let r = Registry::new(&[DEFS, &[COUNT.def(), IFACE.def(), ONLY_RANK.def()]]);
+        let mut s = r.defaults();
+        assert_eq!(s.get(ONLY_RANK), None);
+        for a in [
+            "eager_limit=64KiB",
+            "rx_thread=yes",
+            "single_copy=ON",
+            "timeout=1m 30s",
+            "rapidio.link_mbps=100.5",
+            "count=-3",
+            "iface= ib0 ",
+            "only_rank=7",
+        ] {
+            s.set_assignment(&r, a, Source::Cli).unwrap();
+        }
+        assert_eq!(s.get(EAGER_LIMIT), 65536);
+        assert!(s.get(RX_THREAD));
+        assert_eq!(s.get(SINGLE_COPY), "on");
+        assert_eq!(s.get(TIMEOUT), Duration::from_secs(90));
+        assert_eq!(s.get(LINK_MBPS), 100.5);
+        assert_eq!(s.get(COUNT), -3);
+        assert_eq!(s.get(IFACE), "ib0");
+        assert_eq!(s.get(ONLY_RANK), Some(7));
+        assert_eq!(s.get_by_runtime_name::<f64>("rapidio.link_mbps"), 100.5);
+        assert_eq!(s.get_by_runtime_name::<Value>("count").to_string(), "-3");
+    }
+
+    #[test]
+    #[should_panic(expected = "tunable eager_limit is not read as bool")]
+    fn a_run_time_name_read_as_another_type_is_refused() {
+        reg().defaults().get_by_runtime_name::<bool>("eager_limit");
     }
 
     #[test]

@@ -1,0 +1,272 @@
+//! Setting up the tcp wire's connections: the address to listen on, the hello that opens
+//! each connection (magic, job token, rank, job size), dialling every lower rank and accepting
+//! every higher one, refusing (and counting) connections that do not belong to the job.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use bench_core::bootstrap::{random_hex, Bootstrap};
+use bench_core::clock::RealClock;
+use bench_core::tunables::Settings;
+
+use super::sockopt::Buffers;
+use super::wire::{Peer, TcpWire};
+use super::{CONNECT_TIMEOUT, IFACE, RCVBUF, SNDBUF};
+use crate::error::{Result, TransportError};
+use crate::fabric::TIMEOUT;
+
+const MAGIC: &[u8; 8] = b"FABTCP01";
+const HELLO_LEN: usize = 8 + 32 + 4 + 4;
+
+/// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
+/// address this rank reaches the bootstrap from.
+fn listen_ip(spec: &str, boot: &dyn Bootstrap) -> Result<IpAddr> {
+    if spec != "auto" {
+        return named_ip(spec).map_err(TransportError::Config);
+    }
+    if let Some(ip) = boot.local_ip() {
+        return Ok(ip);
+    }
+    // Without a TCP bootstrap: the first non-loopback IPv4 address, else loopback.
+    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
+        for a in addrs {
+            if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
+                if !sin.ip().is_loopback() {
+                    return Ok(IpAddr::V4(sin.ip()));
+                }
+            }
+        }
+    }
+    Ok(IpAddr::V4(Ipv4Addr::LOCALHOST))
+}
+
+/// `tcp.if` other than auto: a literal address, or the IPv4 address of the interface named.
+pub(super) fn named_ip(spec: &str) -> std::result::Result<IpAddr, String> {
+    if let Ok(ip) = spec.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let addrs =
+        nix::ifaddrs::getifaddrs().map_err(|e| format!("tcp: cannot list interfaces: {e}"))?;
+    let mut valid = Vec::new();
+    for a in addrs {
+        if let Some(sin) = a.address.as_ref().and_then(|s| s.as_sockaddr_in()) {
+            if a.interface_name == spec {
+                return Ok(IpAddr::V4(sin.ip()));
+            }
+            valid.push(format!("{} ({})", a.interface_name, sin.ip()));
+        }
+    }
+    Err(format!(
+        "tcp.if={spec}: no interface of that name with an IPv4 address here; valid: auto, an address, or one of {}",
+        valid.join(", ")
+    ))
+}
+/// The first bytes on a connection: magic, the job token zero-padded to 32 bytes, the
+/// connecting rank and the job size as u32 in network order.
+pub(super) fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..8].copy_from_slice(MAGIC);
+    let t = token.as_bytes();
+    h[8..8 + t.len().min(32)].copy_from_slice(&t[..t.len().min(32)]);
+    h[40..44].copy_from_slice(&(rank as u32).to_be_bytes());
+    h[44..48].copy_from_slice(&(size as u32).to_be_bytes());
+    h
+}
+
+/// Checks a hello: the rank it claims, or why it is refused.
+pub(super) fn check_hello(
+    h: &[u8; HELLO_LEN],
+    token: &str,
+    me: usize,
+    size: usize,
+) -> std::result::Result<usize, String> {
+    if &h[..8] != MAGIC {
+        return Err("not a fabbench tcp hello".into());
+    }
+    if h != &hello(
+        token,
+        u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize,
+        size,
+    ) {
+        return Err("wrong job token or job size".into());
+    }
+    let r = u32::from_be_bytes(h[40..44].try_into().unwrap()) as usize;
+    if r <= me || r >= size {
+        return Err(format!("rank {r} should not connect to rank {me}"));
+    }
+    Ok(r)
+}
+impl TcpWire {
+    pub fn connect(boot: &dyn Bootstrap, s: &Settings) -> Result<TcpWire> {
+        let rank = boot.rank();
+        let size = boot.size();
+        let timeout = s.get(TIMEOUT);
+        let connect_timeout = s.get(CONNECT_TIMEOUT);
+        let ip = listen_ip(s.get(IFACE), boot)?;
+        let bufs = Buffers {
+            snd: s.get(SNDBUF) as usize,
+            rcv: s.get(RCVBUF) as usize,
+        };
+        let listener = bufs
+            .listen(SocketAddr::new(ip, 0))
+            .map_err(|e| TransportError::Setup(format!("tcp: cannot listen on {ip}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
+        // The job token: random, made by rank 0, handed out through the bootstrap.
+        if rank == 0 {
+            boot.put("tcp/token", &random_hex(16))?;
+        }
+        let token = boot.get("tcp/token", timeout)?;
+        boot.put(&format!("tcp/{rank}/addr"), &local.to_string())?;
+        let mut peers: Vec<Option<Peer>> = (0..size).map(|_| None).collect();
+        // Connect to every lower rank.
+        for (r, slot) in peers.iter_mut().enumerate().take(rank) {
+            let a = boot.get(&format!("tcp/{r}/addr"), timeout)?;
+            let addr: SocketAddr = a.parse().map_err(|_| {
+                TransportError::Setup(format!("tcp: rank {r} published address '{a}'"))
+            })?;
+            let sock = dial(addr, r, &token, rank, size, connect_timeout, bufs)?;
+            *slot = Some(Peer::new(sock, addr));
+        }
+        // Accept every higher rank, refusing anything else.
+        let mut rejected = 0u64;
+        let deadline = Instant::now() + connect_timeout;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
+        while peers[rank + 1..].iter().any(Option::is_none) {
+            match listener.accept() {
+                Ok((sock, from)) => match greet(&sock, &token, rank, size) {
+                    Ok(r) if peers[r].is_none() => peers[r] = Some(Peer::new(sock, from)),
+                    Ok(r) => {
+                        rejected += 1;
+                        tracing::warn!(
+                            "tcp: refused a second connection claiming rank {r} from {from}"
+                        );
+                    }
+                    Err(why) => {
+                        rejected += 1;
+                        tracing::warn!("tcp: refused a connection from {from}: {why}");
+                    }
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        let missing: Vec<String> = (rank + 1..size)
+                            .filter(|r| peers[*r].is_none())
+                            .map(|r| r.to_string())
+                            .collect();
+                        return Err(TransportError::Timeout {
+                            peer: format!("rank {}", missing.join(", rank ")),
+                            what: format!("a tcp connection to {local}"),
+                            stage: "tcp connect".into(),
+                            after: connect_timeout,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => {
+                    return Err(TransportError::Setup(format!(
+                        "tcp: accept on {local}: {e}"
+                    )))
+                }
+            }
+        }
+        drop(listener);
+        for p in peers.iter().flatten() {
+            p.sock
+                .set_nonblocking(true)
+                .and_then(|_| p.sock.set_nodelay(true))
+                .map_err(|e| {
+                    TransportError::Setup(format!("tcp: socket options for {}: {e}", p.addr))
+                })?;
+        }
+        Ok(TcpWire {
+            rank,
+            size,
+            peers,
+            local,
+            clock: RealClock::new(),
+            rejected,
+            next_peer: 0,
+            quickack: bufs.quickack(),
+        })
+    }
+}
+
+fn dial(
+    addr: SocketAddr,
+    peer: usize,
+    token: &str,
+    rank: usize,
+    size: usize,
+    timeout: Duration,
+    bufs: Buffers,
+) -> Result<TcpStream> {
+    let start = Instant::now();
+    let fail = |why: String| {
+        TransportError::Setup(format!(
+            "tcp: cannot connect to rank {peer} at {addr} (stage: tcp connect): {why}"
+        ))
+    };
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        match bufs.connect(&addr, left.max(Duration::from_millis(10))) {
+            Ok(mut sock) => {
+                sock.set_read_timeout(Some(timeout))
+                    .map_err(|e| fail(e.to_string()))?;
+                sock.write_all(&hello(token, rank, size))
+                    .map_err(|e| fail(e.to_string()))?;
+                let mut ack = [0u8; 1];
+                return match sock.read_exact(&mut ack) {
+                    Ok(()) if ack[0] == b'K' => {
+                        sock.set_read_timeout(None)
+                            .map_err(|e| fail(e.to_string()))?;
+                        Ok(sock)
+                    }
+                    Ok(()) => Err(fail("refused our hello".into())),
+                    Err(e) => Err(fail(format!("no answer to our hello: {e}"))),
+                };
+            }
+            // The peer may not be listening yet on a slow host: retry until the deadline.
+            Err(e)
+                if start.elapsed() < timeout
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionRefused | io::ErrorKind::TimedOut
+                    ) =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                return Err(fail(format!(
+                    "{e} after {}",
+                    humantime::format_duration(Duration::from_millis(
+                        start.elapsed().as_millis() as u64
+                    ))
+                )))
+            }
+        }
+    }
+}
+
+/// Reads and checks a hello on a freshly accepted connection; answers it if good.
+fn greet(
+    sock: &TcpStream,
+    token: &str,
+    me: usize,
+    size: usize,
+) -> std::result::Result<usize, String> {
+    let mut s = sock;
+    sock.set_nonblocking(false).map_err(|e| e.to_string())?;
+    // A silent or slow client must not stall set-up.
+    sock.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    let mut h = [0u8; HELLO_LEN];
+    s.read_exact(&mut h).map_err(|e| format!("no hello: {e}"))?;
+    let r = check_hello(&h, token, me, size)?;
+    s.write_all(b"K").map_err(|e| e.to_string())?;
+    sock.set_read_timeout(None).map_err(|e| e.to_string())?;
+    Ok(r)
+}
