@@ -5,18 +5,65 @@
 use std::sync::Arc;
 
 use bench_core::bootstrap::tcp::Client;
+use bench_core::bootstrap::BootstrapError;
 use bench_core::bootstrap::{env, Bootstrap};
 use bench_core::measure::{Point, PointKey};
 use suites::{Report, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
-use transports::registry;
+use transports::{registry, TransportError};
 
 use crate::error::{PlanError, RunError};
 use crate::job::{FabricJob, JobSpec, RankEvent, SPEC_ENV};
 
 /// A failure on a rank: the stage it was in and what went wrong.
-pub type Failure = (String, String);
+#[derive(Debug, thiserror::Error)]
+#[error("{cause}")]
+pub struct Failure {
+    pub stage: String,
+    #[source]
+    pub cause: RankError,
+}
+
+impl Failure {
+    fn new(stage: impl Into<String>, cause: impl Into<RankError>) -> Failure {
+        Failure {
+            stage: stage.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
+/// What went wrong on a rank.
+#[derive(Debug, thiserror::Error)]
+pub enum RankError {
+    #[error("unknown fabric '{0}'")]
+    UnknownFabric(String),
+    #[error("unknown suite '{0}'")]
+    UnknownSuite(String),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// Handing an event to the frontend failed.
+    #[error(transparent)]
+    Report(#[from] BootstrapError),
+}
+
+impl RankError {
+    /// Whether this rank only saw the consequence of another's failure (its peer gone, or
+    /// every rank waiting): the frontend names a root cause before these.
+    pub fn is_secondary(&self) -> bool {
+        let transport = match self {
+            RankError::Transport(t) | RankError::Suite(SuiteError::Transport(t)) => t,
+            _ => return false,
+        };
+        matches!(
+            transport,
+            TransportError::Deadlock(_) | TransportError::PeerGone { .. }
+        )
+    }
+}
 
 fn var(name: &str) -> Result<String, PlanError> {
     std::env::var(name).map_err(|_| {
@@ -81,10 +128,12 @@ fn connect(patience: std::time::Duration) -> Result<Arc<dyn Bootstrap>, PlanErro
 pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
     match run(spec, boot.clone()) {
         Ok(()) => true,
-        Err((stage, message)) => {
+        Err(Failure { stage, cause }) => {
+            let message = cause.to_string();
             let ev = RankEvent::Failed {
                 stage,
                 message: message.clone(),
+                secondary: cause.is_secondary(),
             };
             if send(boot.as_ref(), &ev).is_err() {
                 eprintln!("error: {message}");
@@ -94,9 +143,9 @@ pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
     }
 }
 
-fn send(boot: &dyn Bootstrap, ev: &RankEvent) -> Result<(), String> {
+fn send(boot: &dyn Bootstrap, ev: &RankEvent) -> Result<(), BootstrapError> {
     let json = serde_json::to_string(ev).expect("event serialises");
-    boot.send_event(&json).map_err(|e| e.to_string())
+    boot.send_event(&json)
 }
 
 /// Runs every fabric of the job on this rank.
@@ -124,7 +173,7 @@ impl Report for Reporter<'_> {
                 key: key.clone(),
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 
     fn measured(&mut self, point: Point) -> Result<(), SuiteError> {
@@ -136,7 +185,7 @@ impl Report for Reporter<'_> {
                 point,
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 
     fn note(&mut self, text: &str) -> Result<(), SuiteError> {
@@ -148,29 +197,25 @@ impl Report for Reporter<'_> {
                 text: text.to_string(),
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 }
 
 fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Result<(), Failure> {
-    let def = registry::find(&job.fabric).ok_or_else(|| {
-        (
-            "setup".to_string(),
-            format!("unknown fabric '{}'", job.fabric),
-        )
-    })?;
+    let def = registry::find(&job.fabric)
+        .ok_or_else(|| Failure::new("setup", RankError::UnknownFabric(job.fabric.clone())))?;
     let stage = format!("connect fabric {}", def.name);
     boot.report_stage(&stage);
     let ctx = FabricContext {
         boot: boot.clone(),
         settings: &job.settings,
     };
-    let transport = (def.connect)(&ctx).map_err(|e| (stage.clone(), e.to_string()))?;
+    let transport = (def.connect)(&ctx).map_err(|e| Failure::new(stage.clone(), e))?;
     let comm = Comm::new(transport);
-    let fail = |comm: &Comm, e: String| (comm.transport().stage(), e);
+    let fail = |comm: &Comm, e: RankError| Failure::new(comm.transport().stage(), e);
     for s in &spec.suites {
         let suite = suites::find(&s.suite)
-            .ok_or_else(|| ("setup".to_string(), format!("unknown suite '{}'", s.suite)))?;
+            .ok_or_else(|| Failure::new("setup", RankError::UnknownSuite(s.suite.clone())))?;
         let done = job.done.iter().find(|d| d.suite == s.suite);
         if done.is_some_and(|d| d.whole) {
             continue;
@@ -184,7 +229,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
                     suite: s.suite.clone(),
                 },
             )
-            .map_err(|e| fail(&comm, e))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         }
         let mut report = Reporter {
             boot: boot.as_ref(),
@@ -193,7 +238,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
         };
         suite
             .run(&comm, &s.params, done_points, &mut report)
-            .map_err(|e| fail(&comm, e.to_string()))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         if comm.rank() == 0 {
             send(
                 boot.as_ref(),
@@ -202,7 +247,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
                     suite: s.suite.clone(),
                 },
             )
-            .map_err(|e| fail(&comm, e))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         }
     }
     comm.set_stage(&format!("finish fabric {}", def.name));
@@ -215,7 +260,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
             virtual_time: comm.virtual_time(),
         },
     )
-    .map_err(|e| fail(&comm, e))?;
+    .map_err(|e| fail(&comm, e.into()))?;
     comm.finish()
-        .map_err(|e| (format!("finish fabric {}", def.name), e.to_string()))
+        .map_err(|e| Failure::new(format!("finish fabric {}", def.name), e))
 }
