@@ -63,7 +63,7 @@ pub trait Status: std::fmt::Display {
 impl Status for TuneError {
     fn status(&self) -> i32 {
         match self {
-            TuneError::Usage(_) | TuneError::Unwritable(_) => USAGE,
+            TuneError::Usage(_) | TuneError::Plan(_) | TuneError::Unwritable(_) => USAGE,
             TuneError::Interrupted(_) => interrupted(),
             TuneError::NoBudget
             | TuneError::SweepFailed { .. }

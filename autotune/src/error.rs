@@ -3,7 +3,7 @@
 
 use bench_core::size::format_size;
 use results::ResultsError;
-use runner::Interruption;
+use runner::{Interruption, PlanError};
 
 use crate::export::ExportError;
 
@@ -12,6 +12,9 @@ pub enum TuneError {
     /// Bad input: nothing was measured or written.
     #[error("{0}")]
     Usage(String),
+    /// The plan for the fabric was refused: bad input too.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     /// The output directory cannot be made: bad input too, nothing was measured.
     #[error(transparent)]
     Unwritable(ResultsError),

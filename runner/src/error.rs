@@ -5,20 +5,99 @@
 
 use std::path::PathBuf;
 
+use bench_core::bootstrap::discover::DiscoveryError;
 use bench_core::bootstrap::BootstrapError;
 use bench_core::launcher::LaunchError;
+use bench_core::tunables::{ProfileError, TunableError};
 use results::ResultsError;
 
 /// A refusal of a plan: one line saying what is wrong and what is valid. Nothing has run and
 /// nothing has been written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanError(pub String);
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The plan asks for what cannot run (a rank count, a fabric, a combination): the line
+    /// says what and what is valid.
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Params(#[from] suites::ParamError),
+    /// A tunable set by the fabric's own defaults or preset that the registry refuses.
+    #[error(transparent)]
+    Tunable(#[from] TunableError),
+    /// A tunable from an option (`--set`, `--model`) the registry refuses.
+    #[error("{option}: {source}")]
+    Option {
+        option: &'static str,
+        #[source]
+        source: TunableError,
+    },
+    #[error("cannot read profile {path}: {source}")]
+    ProfileUnreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("profile {path}: {source}")]
+    Profile {
+        path: PathBuf,
+        #[source]
+        source: ProfileError,
+    },
+    #[error("cannot read model card {path}: {source}")]
+    ModelCardUnreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The model card's text is refused (the registry's own words).
+    #[error("{path}: {why}")]
+    ModelCard { path: PathBuf, why: String },
+    #[error("--resume {dir}: {source}")]
+    Resume {
+        dir: PathBuf,
+        #[source]
+        source: Box<ResumeError>,
+    },
+    /// A rank's environment lacks what fabbench's launcher sets.
+    #[error("{name} is not set: `fabbench __rank` is started by `fabbench run`, not by hand")]
+    NotSet { name: &'static str },
+    #[error("{name} is not a number")]
+    NotANumber { name: &'static str },
+    #[error("{name} is not a job spec: {source}")]
+    NotAJobSpec {
+        name: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    #[error(transparent)]
+    Bootstrap(#[from] BootstrapError),
+}
 
-impl From<suites::ParamError> for PlanError {
-    fn from(e: suites::ParamError) -> PlanError {
-        PlanError(e.0)
-    }
+/// Why a directory given to resume cannot be continued by this plan.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error("give the directory of a run that was kept incomplete, named RUN_ID.partial")]
+    NotPartial,
+    #[error("runs under mpirun or srun cannot be resumed yet; run the missing sizes with -m")]
+    UnderLauncher,
+    #[error(transparent)]
+    Unreadable(#[from] ResultsError),
+    #[error("its manifest says the run is complete")]
+    Complete,
+    /// The kept run measured other suites, fabrics or rank counts than this plan.
+    #[error("it ran {} on {} with {had_ranks} ranks; this plan is {} on {} with {ranks}", had_suites.join(" "), had_fabrics.join(","), suites.join(" "), fabrics.join(","))]
+    OtherPlan {
+        had_suites: Vec<String>,
+        had_fabrics: Vec<String>,
+        had_ranks: usize,
+        suites: Vec<String>,
+        fabrics: Vec<String>,
+        ranks: usize,
+    },
+    #[error("{suite} ran with other parameters than this plan's")]
+    OtherParams { suite: String },
 }
 
 /// A rank that did not report its results, and the stage it was last seen in.

@@ -35,7 +35,7 @@ pub mod sinks;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-pub use error::{Interruption, JobError, Kept, PlanError, RunError};
+pub use error::{Interruption, JobError, Kept, PlanError, ResumeError, RunError};
 pub use plan::{BootSpec, FabricSpec, Launch, Plan, PlanBuilder, Resume, Role, SuiteSpec};
 pub use rank::rank_process;
 pub use results::model::Run;
@@ -171,7 +171,7 @@ fn write_all(dir: &RunDir, run: &Run) -> Result<(), ResultsError> {
 pub fn run_worker(plan: &Plan) -> Result<(), RunError> {
     match &plan.launch {
         Launch::External { ext, boot } if ext.rank != 0 => launch::worker(plan, ext, boot),
-        _ => Err(RunError::Plan(PlanError(
+        _ => Err(RunError::Plan(PlanError::Refused(
             "run_worker serves ranks other than 0 under mpirun or srun; call run".into(),
         ))),
     }

@@ -65,26 +65,25 @@ impl RankError {
     }
 }
 
-fn var(name: &str) -> Result<String, PlanError> {
-    std::env::var(name).map_err(|_| {
-        PlanError(format!(
-            "{name} is not set: `fabbench __rank` is started by `fabbench run`, not by hand"
-        ))
-    })
+fn var(name: &'static str) -> Result<String, PlanError> {
+    std::env::var(name).map_err(|_| PlanError::NotSet { name })
 }
 
-fn number(name: &str) -> Result<usize, PlanError> {
+fn number(name: &'static str) -> Result<usize, PlanError> {
     var(name)?
         .parse()
-        .map_err(|_| PlanError(format!("{name} is not a number")))
+        .map_err(|_| PlanError::NotANumber { name })
 }
 
 /// Serves this process as one rank of a job started by fabbench's launcher (or by mpirun on
 /// fabbench's behalf): the spec and bootstrap come from the environment. A failure has been
 /// reported to the frontend when this returns [`RunError::Reported`].
 pub fn rank_process() -> Result<(), RunError> {
-    let spec: JobSpec = serde_json::from_str(&var(SPEC_ENV)?)
-        .map_err(|e| PlanError(format!("{SPEC_ENV} is not a job spec: {e}")))?;
+    let spec: JobSpec =
+        serde_json::from_str(&var(SPEC_ENV)?).map_err(|source| PlanError::NotAJobSpec {
+            name: SPEC_ENV,
+            source,
+        })?;
     let boot = connect(spec.setup_timeout())?;
     if run_reporting(&spec, boot) {
         Ok(())
@@ -100,13 +99,13 @@ fn my_rank(size: usize) -> Result<usize, PlanError> {
     if std::env::var(env::RANK).is_ok() {
         return number(env::RANK);
     }
-    match detect().map_err(PlanError)? {
+    match detect()? {
         Started::External(e) if e.size == size => Ok(e.rank),
-        Started::External(e) => Err(PlanError(format!(
+        Started::External(e) => Err(PlanError::Refused(format!(
             "{} started {} ranks but fabbench asked for {size}: is this the mpirun of the MPI fabbench was built against?",
             e.launcher, e.size
         ))),
-        _ => Err(PlanError(format!(
+        _ => Err(PlanError::Refused(format!(
             "{} is not set and no MPI launcher's rank is either: `fabbench __rank` is started by `fabbench run`",
             env::RANK
         ))),
@@ -119,8 +118,7 @@ fn connect(patience: std::time::Duration) -> Result<Arc<dyn Bootstrap>, PlanErro
     let url = var(env::BOOTSTRAP)?;
     let token = var(env::TOKEN)?;
     let job = var(env::JOB_ID)?;
-    let client = Client::connect(&url, rank, size, &token, &job, patience)
-        .map_err(|e| PlanError(e.to_string()))?;
+    let client = Client::connect(&url, rank, size, &token, &job, patience)?;
     Ok(Arc::new(client))
 }
 

@@ -11,13 +11,9 @@ use serde::Serialize;
 use transports::comm::Comm;
 use transports::TransportError;
 
+pub use crate::options::ParamError;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
-
-/// A refusal of a suite's parameters: one line saying what is wrong and what is valid.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ParamError(pub String);
 
 /// Why a suite failed while running.
 #[derive(Debug, thiserror::Error)]
