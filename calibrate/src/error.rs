@@ -53,3 +53,26 @@ impl FitError {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runner::{Interruption, JobError, Kept};
+
+    #[test]
+    fn a_stop_is_known_by_its_variant_not_its_words() {
+        assert!(FitError::Interrupted.is_interrupted());
+        let stopped = RunError::Interrupted(Box::new(Interruption {
+            cause: JobError::Interrupted,
+            kept: Kept::Nothing,
+        }));
+        assert!(FitError::Run(stopped).is_interrupted());
+        // A failure whose words mention an interruption is still a failure.
+        let failed = RunError::failed(JobError::RankFailed {
+            rank: 1,
+            stage: "setup".into(),
+            cause: "interrupted system call".into(),
+        });
+        assert!(!FitError::Run(failed).is_interrupted());
+    }
+}

@@ -264,3 +264,94 @@ impl RunError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank_failed(rank: usize) -> JobError {
+        JobError::RankFailed {
+            rank,
+            stage: "osu_latency size 8".into(),
+            cause: "validation failed".into(),
+        }
+    }
+
+    #[test]
+    fn job_failures_read_as_one_line() {
+        assert_eq!(
+            rank_failed(1).to_string(),
+            "rank 1 failed during stage 'osu_latency size 8': validation failed"
+        );
+        let ended = |cause: Option<&str>| JobError::RankEnded {
+            rank: 2,
+            how: "exited with status 3".into(),
+            stage: "start".into(),
+            cause: cause.map(String::from),
+        };
+        assert_eq!(
+            ended(None).to_string(),
+            "rank 2 exited with status 3 during stage 'start'; the other ranks were stopped"
+        );
+        assert_eq!(
+            ended(Some("no route")).to_string(),
+            "rank 2 exited with status 3 during stage 'start': no route; the other ranks were stopped"
+        );
+        let never = |ranks: Vec<usize>| JobError::NeverArrived {
+            ranks,
+            place: "the bootstrap on h:7000".into(),
+            then: Box::new(JobError::FrontendRank),
+        };
+        assert_eq!(
+            never(vec![3]).to_string(),
+            "rank 3 never arrived at the bootstrap on h:7000 (stage: bootstrap); rank 0 failed"
+        );
+        assert_eq!(
+            never(vec![1, 3]).to_string(),
+            "ranks 1, 3 never arrived at the bootstrap on h:7000 (stage: bootstrap); rank 0 failed"
+        );
+        let silent = JobError::Unreported {
+            ranks: vec![
+                Silent {
+                    rank: 1,
+                    last_stage: Some("connect fabric shm".into()),
+                },
+                Silent {
+                    rank: 2,
+                    last_stage: None,
+                },
+            ],
+            fabric: "shm".into(),
+        };
+        assert_eq!(
+            silent.to_string(),
+            "rank 1 (last stage 'connect fabric shm'), rank 2 did not report results for fabric shm"
+        );
+    }
+
+    #[test]
+    fn a_run_error_joins_its_failures_and_says_what_was_kept() {
+        let e = RunError::Failed {
+            failures: vec![rank_failed(0), rank_failed(1)],
+            kept: Kept::In("out/x.partial".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "rank 0 failed during stage 'osu_latency size 8': validation failed; \
+             rank 1 failed during stage 'osu_latency size 8': validation failed; \
+             what was measured is kept in out/x.partial"
+        );
+        let stopped = RunError::Interrupted(Box::new(Interruption {
+            cause: JobError::Interrupted,
+            kept: Kept::Nothing,
+        }));
+        assert_eq!(stopped.to_string(), "interrupted");
+    }
+
+    #[test]
+    fn only_the_stop_itself_is_a_stop() {
+        assert!(JobError::Interrupted.is_stop());
+        assert!(JobError::Launch(LaunchError::Interrupted).is_stop());
+        assert!(!rank_failed(0).is_stop());
+    }
+}

@@ -262,3 +262,33 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
     comm.finish()
         .map_err(|e| Failure::new(format!("finish fabric {}", def.name), e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_gone_or_a_deadlock_is_secondary_however_it_arrives() {
+        let gone = || TransportError::PeerGone {
+            peer: "rank 1".into(),
+            why: "connection reset".into(),
+            stage: "osu_latency size 8".into(),
+        };
+        let deadlock = || TransportError::Deadlock("rank 0 waits on rank 1".into());
+        assert!(RankError::Transport(gone()).is_secondary());
+        assert!(RankError::Suite(SuiteError::Transport(gone())).is_secondary());
+        assert!(RankError::Transport(deadlock()).is_secondary());
+        assert!(RankError::Suite(SuiteError::Transport(deadlock())).is_secondary());
+    }
+
+    #[test]
+    fn a_root_cause_is_not_secondary() {
+        let remote = TransportError::Remote {
+            rank: 1,
+            message: "rank 2 is gone (reset) (stage: x)".into(),
+        };
+        assert!(!RankError::Transport(remote).is_secondary());
+        assert!(!RankError::Suite(SuiteError::Check("sum is 3, expected 4".into())).is_secondary());
+        assert!(!RankError::UnknownSuite("osu_nope".into()).is_secondary());
+    }
+}
