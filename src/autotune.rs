@@ -18,14 +18,7 @@ use crate::{exit, signals};
 pub fn run(args: AutotuneArgs) -> i32 {
     match tune(&args) {
         Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("error: {e}");
-            match e {
-                TuneError::Usage(_) => exit::USAGE,
-                TuneError::Interrupted(_) => exit::interrupted(),
-                _ => exit::FAILED,
-            }
-        }
+        Err(e) => exit::report(&e),
     }
 }
 
@@ -77,7 +70,7 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
         results::run_dir::stamp(std::time::SystemTime::now()),
         tuning.label.replace(['@', '/'], "-")
     );
-    let dir = RunDir::create(&args.out, &id).map_err(|e| usage(e.to_string()))?;
+    let dir = RunDir::create(&args.out, &id).map_err(TuneError::Unwritable)?;
     signals::install();
     let mut bar = Bar::new(&tuning);
     let outcome = autotune::run(&tuning, &mut bar, &signals::INTERRUPTED);
@@ -87,10 +80,9 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
         compare_exhaustive(&tuning, &mut outcome)?;
     }
     for (path, bytes) in autotune::export::export_all(&outcome)? {
-        dir.write(&path, &bytes)
-            .map_err(|e| TuneError::Write(e.to_string()))?;
+        dir.write(&path, &bytes).map_err(TuneError::Write)?;
     }
-    let path = dir.commit().map_err(|e| TuneError::Write(e.to_string()))?;
+    let path = dir.commit().map_err(TuneError::Write)?;
     summary(&outcome, &path);
     Ok(())
 }

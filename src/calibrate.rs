@@ -1,7 +1,7 @@
 //! `fabbench calibrate`: the request checked, the calibrate crate run, what it wrote printed,
 //! and the outcome mapped to an exit status.
 
-use calibrate::{CalibrateError, Outcome, Request};
+use calibrate::{Outcome, Request};
 
 use crate::calibrate_args::CalibrateArgs;
 use crate::{exit, signals};
@@ -20,7 +20,7 @@ pub fn run(args: CalibrateArgs) -> i32 {
     };
     let outcome = match calibrate::calibrate(&req, &signals::INTERRUPTED, &progress) {
         Ok(o) => o,
-        Err(e) => return failed(&e),
+        Err(e) => return exit::report(&e),
     };
     match calibrate::output::write(&outcome, &args.out) {
         Ok(dir) => {
@@ -29,16 +29,7 @@ pub fn run(args: CalibrateArgs) -> i32 {
             }
             exit::OK
         }
-        Err(e) => failed(&e),
-    }
-}
-
-fn failed(e: &CalibrateError) -> i32 {
-    eprintln!("error: {e}");
-    match e {
-        CalibrateError::Request(_) => exit::USAGE,
-        CalibrateError::Interrupted => exit::interrupted(),
-        _ => exit::FAILED,
+        Err(e) => exit::report(&e),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `fabbench characterise`: the request checked, the characterise crate run, what it wrote
 //! printed, and the outcome mapped to an exit status.
 
-use characterise::{CharacteriseError, Observer, Outcome, Pattern, Request};
+use characterise::{Observer, Outcome, Pattern, Request};
 
 use crate::characterise_args::CharacteriseArgs;
 use crate::{exit, signals};
@@ -31,13 +31,13 @@ pub fn run(args: CharacteriseArgs) -> i32 {
     req.command_line = std::env::args().collect();
     let checked = match req.check() {
         Ok(c) => c,
-        Err(e) => return failed(&e),
+        Err(e) => return exit::report(&e),
     };
     signals::install();
     let mut steps = Steps { quiet: args.quiet };
     let outcome = match characterise::characterise(&checked, &mut steps, &signals::INTERRUPTED) {
         Ok(o) => o,
-        Err(e) => return failed(&e),
+        Err(e) => return exit::report(&e),
     };
     match characterise::write::write(&outcome, &args.out) {
         Ok(dir) => {
@@ -46,16 +46,7 @@ pub fn run(args: CharacteriseArgs) -> i32 {
             }
             exit::OK
         }
-        Err(e) => failed(&e),
-    }
-}
-
-fn failed(e: &CharacteriseError) -> i32 {
-    eprintln!("error: {e}");
-    match e {
-        CharacteriseError::Request(_) => exit::USAGE,
-        CharacteriseError::Interrupted(_) => exit::interrupted(),
-        _ => exit::FAILED,
+        Err(e) => exit::report(&e),
     }
 }
 

@@ -1,5 +1,11 @@
-//! Exit statuses, and how the runner's outcomes map to them (with the one line to print).
+//! Exit statuses, and how the library crates' errors map to them (with the one line to
+//! print): the one place that decides which failure is the user's input (2), which is the
+//! run's (1), and which is a stop (128 + the signal).
 
+use autotune::TuneError;
+use calibrate::CalibrateError;
+use characterise::CharacteriseError;
+use history::HistoryError;
 use runner::RunError;
 
 pub const OK: i32 = 0;
@@ -21,7 +27,7 @@ pub fn of(e: &RunError) -> i32 {
     let code = match e {
         RunError::Plan(_) | RunError::Unwritable(_) => USAGE,
         RunError::Interrupted(_) => interrupted(),
-        RunError::Failed(_)
+        RunError::Failed { .. }
         | RunError::Results(_)
         | RunError::NotFrontend(_)
         | RunError::Reported => FAILED,
@@ -40,5 +46,67 @@ pub fn rank(outcome: Result<(), RunError>) -> i32 {
     match outcome {
         Ok(()) => OK,
         Err(e) => of(&e),
+    }
+}
+
+/// Prints `error: {e}` and gives the status of a subcommand's error.
+pub fn report(e: &impl Status) -> i32 {
+    eprintln!("error: {e}");
+    e.status()
+}
+
+/// The exit status an error stands for.
+pub trait Status: std::fmt::Display {
+    fn status(&self) -> i32;
+}
+
+impl Status for TuneError {
+    fn status(&self) -> i32 {
+        match self {
+            TuneError::Usage(_) | TuneError::Plan(_) | TuneError::Unwritable(_) => USAGE,
+            TuneError::Interrupted(_) => interrupted(),
+            TuneError::NoBudget
+            | TuneError::SweepFailed { .. }
+            | TuneError::Export(_)
+            | TuneError::Write(_) => FAILED,
+        }
+    }
+}
+
+impl Status for CalibrateError {
+    fn status(&self) -> i32 {
+        match self {
+            CalibrateError::Request(_) | CalibrateError::Unwritable(_) => USAGE,
+            CalibrateError::Interrupted => interrupted(),
+            CalibrateError::Run { .. } | CalibrateError::Write { .. } => FAILED,
+        }
+    }
+}
+
+impl Status for CharacteriseError {
+    fn status(&self) -> i32 {
+        match self {
+            CharacteriseError::Request(_)
+            | CharacteriseError::Plan(_)
+            | CharacteriseError::Unwritable(_) => USAGE,
+            CharacteriseError::Interrupted(_) => interrupted(),
+            CharacteriseError::Run { .. }
+            | CharacteriseError::Fit(_)
+            | CharacteriseError::Curve(_)
+            | CharacteriseError::Render { .. }
+            | CharacteriseError::Write { .. }
+            | CharacteriseError::Plot(_) => FAILED,
+        }
+    }
+}
+
+/// Bad input (what was given is not a store, a run, or a date; a run added twice) is 2; a
+/// file that could not be read or written is 1.
+impl Status for HistoryError {
+    fn status(&self) -> i32 {
+        match self {
+            HistoryError::Io { .. } => FAILED,
+            _ => USAGE,
+        }
     }
 }

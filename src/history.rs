@@ -4,7 +4,7 @@
 //! draws its charts with --plot, and maps a regression to exit 1 with --fail-on-regression.
 
 use history::format::Format;
-use history::{Filter, HistoryError, Overrides, Store};
+use history::{Filter, Overrides, Store};
 
 use crate::exit;
 use crate::history_args::{AddArgs, HistoryAction, HistoryArgs, ImageFormat, ShowArgs};
@@ -34,10 +34,7 @@ fn add(args: AddArgs) -> i32 {
             }
             exit::OK
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            status_of(&e)
-        }
+        Err(e) => exit::report(&e),
     }
 }
 
@@ -58,10 +55,7 @@ fn show(args: ShowArgs) -> i32 {
     let view =
         match Store::open(&args.store).and_then(|s| history::trend::view(&s, &filter, &options)) {
             Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return status_of(&e);
-            }
+            Err(e) => return exit::report(&e),
         };
     // Charts first: a chart that cannot be written fails the command before anything is
     // printed, so stdout is never a table that claims success.
@@ -95,13 +89,4 @@ fn show(args: ShowArgs) -> i32 {
         return exit::FAILED;
     }
     exit::OK
-}
-
-/// Bad input (what was given is not a store, a run, or a date; a run added twice) is 2; a
-/// file that could not be read or written is 1.
-fn status_of(e: &HistoryError) -> i32 {
-    match e {
-        HistoryError::Io { .. } => exit::FAILED,
-        _ => exit::USAGE,
-    }
 }

@@ -57,7 +57,7 @@ pub fn plan(
     for name in &args.suites {
         b = b.suite_named(
             name,
-            cli::suite_args(matches, single, name, &args.suites).map_err(PlanError)?,
+            cli::suite_args(matches, single, name, &args.suites).map_err(PlanError::Refused)?,
         );
     }
     b.build()

@@ -146,14 +146,15 @@ pub fn threshold_sweep(
             )
             .map_err(|h| match h {
                 Halt::Interrupted(w) => TuneError::Interrupted(w),
-                Halt::Budget => TuneError::Failed("the exhaustive sweep has no budget".into()),
+                Halt::Budget => TuneError::NoBudget,
             })?;
         let m = bench.get(id);
         if let Some(why) = &m.failed {
-            return Err(TuneError::Failed(format!(
-                "exhaustive sweep at {param} = {}: {why}",
-                format_size(*v)
-            )));
+            return Err(TuneError::SweepFailed {
+                param: param.to_string(),
+                value: *v,
+                why: why.clone(),
+            });
         }
         costs.push(
             sizes

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bench_core::measure::{Derivation, Point};
 use runner::sink::Discard;
-use runner::{PlanBuilder, RunError, SuiteSpec};
+use runner::{Interruption, PlanBuilder, RunError, SuiteSpec};
 use suites::osu::OsuParams;
 
 use crate::outcome::{MeasuredPoint, Measurement, Spent};
@@ -21,7 +21,7 @@ pub enum Halt {
     /// The budget is spent: decide with what was measured.
     Budget,
     /// The caller asked to stop.
-    Interrupted(String),
+    Interrupted(Box<Interruption>),
 }
 
 /// Hears what autotune is doing, for a progress bar.

@@ -171,12 +171,7 @@ impl Request {
             .suite(SuiteSpec::new(&LATENCY, OsuParams::default()))
             .fabrics(&label)
             .ranks(2);
-        let plan = self
-            .sets
-            .iter()
-            .fold(plan, |p, s| p.set(s))
-            .build()
-            .map_err(|e| usage(e.0))?;
+        let plan = self.sets.iter().fold(plan, |p, s| p.set(s)).build()?;
         let base = plan.fabrics[0].settings.clone();
         let params = self.params(def, &label, &base)?;
         let workloads = self.workloads()?;

@@ -44,8 +44,8 @@ pub fn run(
     let mut skipped = Vec::new();
     let mut decisions: Vec<Decision> = Vec::new();
     let mut chosen: Vec<(String, String)> = Vec::new();
-    let interrupted = |h: &Halt| match h {
-        Halt::Interrupted(why) => Some(TuneError::Interrupted(why.clone())),
+    let interrupted = |h: Halt| match h {
+        Halt::Interrupted(why) => Some(TuneError::Interrupted(why)),
         Halt::Budget => None,
     };
     // Switches first, at the defaults; then the fragment size with the switches chosen; then
@@ -65,7 +65,7 @@ pub fn run(
                 }
                 Ok(Err(why)) => skipped.push(why),
                 Err(h) => {
-                    if let Some(e) = interrupted(&h) {
+                    if let Some(e) = interrupted(h) {
                         return Err(e);
                     }
                     skipped.push(format!("{}: not measured, the budget ran out", p.name));
@@ -114,7 +114,7 @@ pub fn run(
                 }
             }
             Err(h) => {
-                if let Some(e) = interrupted(&h) {
+                if let Some(e) = interrupted(h) {
                     return Err(e);
                 }
                 interactions.push(format!("{}: not re-checked, the budget ran out", p.name));
@@ -139,7 +139,7 @@ pub fn run(
         match verify(&mut bench, w, &sizes, &chosen) {
             Ok(v) => verification.push(v),
             Err(h) => {
-                if let Some(e) = interrupted(&h) {
+                if let Some(e) = interrupted(h) {
                     return Err(e);
                 }
                 skipped.push(format!(

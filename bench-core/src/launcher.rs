@@ -42,13 +42,14 @@ pub struct Placement {
 }
 
 /// Why a job did not succeed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
-    #[error("cannot start rank {rank} ({program}): {reason}")]
+    #[error("cannot start rank {rank} ({program}): {source}")]
     Spawn {
         rank: usize,
-        program: String,
-        reason: String,
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
     #[error("rank {rank} {how} during stage '{}'", stage.as_deref().unwrap_or("start"))]
     RankFailed {
@@ -119,12 +120,12 @@ impl Job {
                     job.forwarders.push(forward(rank, err));
                     job.children.push(Some(child));
                 }
-                Err(e) => {
+                Err(source) => {
                     job.stop_all();
                     return Err(LaunchError::Spawn {
                         rank,
-                        program: cmd.program.display().to_string(),
-                        reason: e.to_string(),
+                        program: cmd.program.clone(),
+                        source,
                     });
                 }
             }
@@ -154,10 +155,10 @@ impl Job {
         // mpirun gets SIGTERM, so it can stop the ranks it started.
         tie_to_parent(&mut c, libc::SIGTERM, None);
         let program = cmd.program.display().to_string();
-        let mut child = c.spawn().map_err(|e| LaunchError::Spawn {
+        let mut child = c.spawn().map_err(|source| LaunchError::Spawn {
             rank: 0,
-            program: program.clone(),
-            reason: e.to_string(),
+            program: cmd.program.clone(),
+            source,
         })?;
         let out = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
@@ -409,7 +410,7 @@ mod tests {
     #[test]
     fn all_ranks_succeed() {
         let (r, _) = run("test \"$FABBENCH_RANK\" -lt \"$FABBENCH_SIZE\"", 3);
-        assert_eq!(r, Ok(()));
+        r.unwrap();
     }
 
     #[test]
@@ -418,14 +419,14 @@ mod tests {
             "if [ \"$FABBENCH_RANK\" = 1 ]; then exit 3; else exec sleep 30; fi",
             3,
         );
-        assert_eq!(
-            r,
+        match r {
             Err(LaunchError::RankFailed {
                 rank: 1,
-                how: "exited with status 3".into(),
-                stage: None
-            })
-        );
+                how,
+                stage: None,
+            }) => assert_eq!(how, "exited with status 3"),
+            other => panic!("{other:?}"),
+        }
         assert!(took < Duration::from_secs(5), "took {took:?}");
     }
 

@@ -154,16 +154,25 @@ impl PointKey {
     }
 
     /// The inverse of [`PointKey::params_text`].
-    pub fn parse_params(text: &str) -> Result<BTreeMap<String, String>, String> {
+    pub fn parse_params(text: &str) -> Result<BTreeMap<String, String>, ParamsTextError> {
         text.split(';')
             .filter(|p| !p.is_empty())
             .map(|p| {
                 p.split_once('=')
                     .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .ok_or_else(|| format!("'{p}' is not name=value"))
+                    .ok_or_else(|| ParamsTextError {
+                        part: p.to_string(),
+                    })
             })
             .collect()
     }
+}
+
+/// A part of a point's parameter text (`name=value;...`) that is not `name=value`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{part}' is not name=value")]
+pub struct ParamsTextError {
+    pub part: String,
 }
 
 impl fmt::Display for PointKey {
@@ -513,7 +522,10 @@ mod tests {
         assert_eq!(k.to_string(), "class=A kernel=cg");
         assert_eq!(k.params_text(), "class=A;kernel=cg");
         assert_eq!(PointKey::parse_params(&k.params_text()).unwrap(), k.params);
-        assert!(PointKey::parse_params("x").is_err());
+        assert_eq!(
+            PointKey::parse_params("x"),
+            Err(ParamsTextError { part: "x".into() })
+        );
         assert!(PointKey::size(1) < PointKey::size(2));
         let json = serde_json::to_string(&PointKey::size(4)).unwrap();
         assert_eq!(json, r#"{"size":4}"#);

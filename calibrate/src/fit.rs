@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 
+use crate::error::FitError;
 use crate::evaluate::{evaluate, Values};
 use crate::params::Free;
 use crate::table::Target;
@@ -44,9 +45,23 @@ impl Problem<'_> {
     }
 
     /// The emulated values at a unit point, or the fabric's refusal.
-    pub fn values(&self, unit: &[f64]) -> Result<Values, String> {
+    pub fn values(&self, unit: &[f64]) -> Result<Values, FitError> {
         *self.trials.borrow_mut() += 1;
-        evaluate(self.fabric, &self.sets(unit), self.targets, self.stop).map_err(|e| e.to_string())
+        Ok(evaluate(
+            self.fabric,
+            &self.sets(unit),
+            self.targets,
+            self.stop,
+        )?)
+    }
+
+    /// The error for a search that has stopped: the caller's stop if raised, else `other`.
+    fn stopped(&self, other: impl FnOnce() -> FitError) -> FitError {
+        if self.stop.load(Ordering::Relaxed) {
+            FitError::Interrupted
+        } else {
+            other()
+        }
     }
 
     /// The largest |log ratio| over the targets.
@@ -91,6 +106,7 @@ impl CostFunction for Cost<'_, '_> {
     fn cost(&self, unit: &Vec<f64>) -> Result<f64, ArgminError> {
         let p = self.0;
         if p.stop.load(Ordering::Relaxed) {
+            // Only a stop ends a descent early; `descend` reports it as FitError::Interrupted.
             return Err(ArgminError::msg("interrupted"));
         }
         Ok(match (p.values(unit), self.1) {
@@ -109,7 +125,7 @@ fn descend(
     start: &[f64],
     step: f64,
     iters: u64,
-) -> Result<(Vec<f64>, f64), String> {
+) -> Result<(Vec<f64>, f64), FitError> {
     let mut simplex = vec![start.to_vec()];
     for i in 0..start.len() {
         let mut v = start.to_vec();
@@ -122,11 +138,11 @@ fn descend(
     }
     let solver = NelderMead::new(simplex)
         .with_sd_tolerance(1e-7)
-        .map_err(|e| e.to_string())?;
+        .map_err(FitError::Solver)?;
     let res = Executor::new(Cost(p, objective), solver)
         .configure(|s| s.max_iters(iters))
         .run()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| p.stopped(|| FitError::Solver(e)))?;
     let best = res
         .state()
         .get_best_param()
@@ -188,13 +204,13 @@ fn scaled(free: &[Free], start: &[f64], k: f64) -> Vec<f64> {
 /// `count` points spread over the whole space. A model's cost has several valleys (a slow
 /// copy can stand in for a slow queue at one size and not at another), so the descents start
 /// from the best of these.
-pub fn scan(p: &Problem, start: &[f64], count: usize) -> Result<Seen, String> {
+pub fn scan(p: &Problem, start: &[f64], count: usize) -> Result<Seen, FitError> {
     let cost = |u: &[f64]| p.values(u).map(|v| p.cost_of(&v)).unwrap_or(f64::INFINITY);
     let mut seen: Vec<(Vec<f64>, f64)> = vec![(start.to_vec(), cost(start))];
     let starts = SCALES.iter().map(|&k| scaled(p.free, start, k));
     for u in starts.chain(halton(count, start.len())) {
         if p.stop.load(Ordering::Relaxed) {
-            return Err("interrupted".into());
+            return Err(FitError::Interrupted);
         }
         let c = cost(&u);
         seen.push((u, c));
@@ -210,7 +226,7 @@ pub fn refine(
     seen: &[(Vec<f64>, f64)],
     rounds: usize,
     iters: u64,
-) -> Result<(Vec<f64>, f64), String> {
+) -> Result<(Vec<f64>, f64), FitError> {
     let mut best = seen[0].clone();
     for (from, _) in seen.iter().take(2) {
         let found = descend_from(p, from, rounds, iters)?;
@@ -226,13 +242,13 @@ fn descend_from(
     start: &[f64],
     rounds: usize,
     iters: u64,
-) -> Result<(Vec<f64>, f64), String> {
+) -> Result<(Vec<f64>, f64), FitError> {
     let mut best = (start.to_vec(), f64::INFINITY);
     let mut step = 0.08;
     for _ in 0..rounds {
         let (x, c) = descend(p, Objective::Squares, &best.0, step, iters)?;
         if p.stop.load(Ordering::Relaxed) {
-            return Err("interrupted".into());
+            return Err(FitError::Interrupted);
         }
         let gained = best.1.is_infinite() || c < best.1 * 0.999;
         if c < best.1 {
@@ -248,12 +264,12 @@ fn descend_from(
 
 /// The best point after polishing `from` on the worst point's log ratio, in shrinking
 /// simplexes; the squares' optimum can leave one point well outside where the rest sit.
-pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<Vec<f64>, String> {
+pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<Vec<f64>, FitError> {
     let mut best = from.to_vec();
     for step in [0.05, 0.02, 0.01] {
         let (x, _) = descend(p, Objective::Worst, &best, step, iters)?;
         if p.stop.load(Ordering::Relaxed) {
-            return Err("interrupted".into());
+            return Err(FitError::Interrupted);
         }
         best = x;
     }

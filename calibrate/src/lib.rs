@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-pub use error::CalibrateError;
+pub use error::{CalibrateError, FitError};
 use params::Free;
 use table::Target;
 
@@ -171,13 +171,13 @@ pub fn calibrate(
         .map(|f| f.to_unit(f.search_from.unwrap_or(f.start)))
         .collect();
     let trials = RefCell::new(0);
-    let failed = |why: String| {
-        if why.contains("interrupted") {
+    let failed = |source: FitError| {
+        if source.is_interrupted() {
             CalibrateError::Interrupted
         } else {
             CalibrateError::Run {
                 fabric: req.fabric.clone(),
-                why,
+                source,
             }
         }
     };
@@ -195,10 +195,14 @@ pub fn calibrate(
         };
         if before.is_none() {
             // The card as it is (its switches off): settings the fabric refuses are the user's.
-            before = Some(problem.values(&start).map_err(|why| CalibrateError::Run {
-                fabric: req.fabric.clone(),
-                why,
-            })?);
+            before = Some(
+                problem
+                    .values(&start)
+                    .map_err(|source| CalibrateError::Run {
+                        fabric: req.fabric.clone(),
+                        source,
+                    })?,
+            );
         }
         progress(&format!(
             "scanning the start, {} scalings of it and {} points over {} parameters{}",
@@ -254,7 +258,7 @@ pub fn calibrate(
     let after = evaluate::evaluate(&req.fabric, &problem.sets(&best), &all, stop).map_err(|e| {
         CalibrateError::Run {
             fabric: req.fabric.clone(),
-            why: e.to_string(),
+            source: e.into(),
         }
     })?;
     let points = all

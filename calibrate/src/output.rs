@@ -221,16 +221,16 @@ pub fn write(o: &Outcome, out: &Path) -> Result<PathBuf, CalibrateError> {
         ("calibration.json", json(o)),
         ("report.md", markdown(o)),
     ];
-    let dir = RunDir::create(out, &id).map_err(|e| CalibrateError::Request(e.to_string()))?;
+    let dir = RunDir::create(out, &id).map_err(CalibrateError::Unwritable)?;
     for (name, text) in &files {
         dir.write(Path::new(name), text.as_bytes())
-            .map_err(|e| CalibrateError::Write {
-                path: dir.final_path().join(name).display().to_string(),
-                why: e.to_string(),
+            .map_err(|source| CalibrateError::Write {
+                path: dir.final_path().join(name),
+                source,
             })?;
     }
-    dir.commit().map_err(|e| CalibrateError::Write {
-        path: out.display().to_string(),
-        why: e.to_string(),
+    dir.commit().map_err(|source| CalibrateError::Write {
+        path: out.to_path_buf(),
+        source,
     })
 }

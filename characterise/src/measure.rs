@@ -64,8 +64,8 @@ pub fn measure(
         .map_err(RunError::from)
         .and_then(|plan| runner::run_until(&plan, &mut Discard, stop))
         .map_err(|e| match e {
-            RunError::Plan(p) => CharacteriseError::Request(p.to_string()),
-            RunError::Unwritable(u) => CharacteriseError::Request(u.to_string()),
+            RunError::Plan(p) => CharacteriseError::Plan(p),
+            RunError::Unwritable(u) => CharacteriseError::Unwritable(u),
             RunError::Interrupted(why) => CharacteriseError::Interrupted(why),
             other => CharacteriseError::Run {
                 what: what.clone(),

@@ -40,10 +40,10 @@ impl Outcome {
     }
 }
 
-/// One output file made from an outcome.
+/// One output file made from an outcome. Only serialising can fail.
 pub trait Exporter {
     fn file_name(&self) -> &'static str;
-    fn render(&self, o: &Outcome) -> Result<String, String>;
+    fn render(&self, o: &Outcome) -> Result<String, serde_json::Error>;
 }
 
 pub struct Card;
@@ -58,7 +58,7 @@ impl Exporter for Card {
     fn file_name(&self) -> &'static str {
         "card.toml"
     }
-    fn render(&self, o: &Outcome) -> Result<String, String> {
+    fn render(&self, o: &Outcome) -> Result<String, serde_json::Error> {
         Ok(crate::card::card(&o.fit, &o.provenance()))
     }
 }
@@ -67,8 +67,8 @@ impl Exporter for Json {
     fn file_name(&self) -> &'static str {
         "fit.json"
     }
-    fn render(&self, o: &Outcome) -> Result<String, String> {
-        serde_json::to_string_pretty(o).map_err(|e| e.to_string())
+    fn render(&self, o: &Outcome) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(o)
     }
 }
 
@@ -76,7 +76,7 @@ impl Exporter for Csv {
     fn file_name(&self) -> &'static str {
         "fit.csv"
     }
-    fn render(&self, o: &Outcome) -> Result<String, String> {
+    fn render(&self, o: &Outcome) -> Result<String, serde_json::Error> {
         let mut out = String::from("pattern,size,measured_us,model_us,error_pct\n");
         for r in &o.fit.residuals {
             let _ = writeln!(
@@ -112,7 +112,7 @@ impl Exporter for Markdown {
     fn file_name(&self) -> &'static str {
         "report.md"
     }
-    fn render(&self, o: &Outcome) -> Result<String, String> {
+    fn render(&self, o: &Outcome) -> Result<String, serde_json::Error> {
         let mut md = String::new();
         let fit = &o.fit;
         let _ = writeln!(md, "# Characterisation of {}\n", o.fabric);

@@ -37,8 +37,7 @@ pub fn switches(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, Chara
     if points.len() < 2 {
         return Ok(Vec::new());
     }
-    let analysis = curves::analyse(&points, tol)
-        .map_err(|e| CharacteriseError::Fit(format!("ping-pong curve: {e}")))?;
+    let analysis = curves::analyse(&points, tol).map_err(CharacteriseError::Curve)?;
     let mut all: Vec<Switch> = analysis
         .breakpoints
         .into_iter()

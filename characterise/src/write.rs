@@ -18,9 +18,10 @@ pub fn write(o: &Outcome, out: &Path) -> Result<PathBuf, CharacteriseError> {
     // Everything is rendered before the directory exists: a failure leaves nothing behind.
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for e in EXPORTERS {
-        let text = e
-            .render(o)
-            .map_err(|why| CharacteriseError::Fit(format!("{}: {why}", e.file_name())))?;
+        let text = e.render(o).map_err(|source| CharacteriseError::Render {
+            file: e.file_name(),
+            source,
+        })?;
         files.push((e.file_name().to_string(), text.into_bytes()));
     }
     let subtitle = format!(
@@ -36,17 +37,16 @@ pub fn write(o: &Outcome, out: &Path) -> Result<PathBuf, CharacteriseError> {
     let chart = crate::chart::chart(&o.fabric, &subtitle, &o.observations, &o.fit);
     files.push((format!("{}.svg", chart.name), chart.svg()?.into_bytes()));
     files.push((format!("{}.png", chart.name), chart.png()?));
-    let unwritable = |e: results::ResultsError| CharacteriseError::Request(e.to_string());
-    let dir = RunDir::create(out, &id).map_err(unwritable)?;
+    let dir = RunDir::create(out, &id).map_err(CharacteriseError::Unwritable)?;
     for (name, bytes) in &files {
         dir.write(Path::new(name), bytes)
-            .map_err(|e| CharacteriseError::Write {
+            .map_err(|source| CharacteriseError::Write {
                 path: dir.final_path().join(name),
-                source: std::io::Error::other(e.to_string()),
+                source,
             })?;
     }
-    dir.commit().map_err(|e| CharacteriseError::Write {
+    dir.commit().map_err(|source| CharacteriseError::Write {
         path: out.to_path_buf(),
-        source: std::io::Error::other(e.to_string()),
+        source,
     })
 }

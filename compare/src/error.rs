@@ -1,10 +1,12 @@
 //! The one error type of comparisons: what could not be read, what is out of range, and two
 //! runs with nothing in common. Every message says what is wrong and what would be valid.
 
+use std::path::PathBuf;
+
 use results::ResultsError;
 
 /// Why two runs could not be compared.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     /// A run directory (or a file in it) that could not be read.
     #[error("{0}")]
@@ -31,7 +33,17 @@ pub enum CompareError {
         candidate: String,
     },
     #[error("formatting the comparison: {0}")]
-    Format(String),
-    #[error("cannot write {path}: {reason}; give a file in a writable directory")]
-    Write { path: String, reason: String },
+    Format(#[from] serde_json::Error),
+    #[error("cannot write {path}: {source}; give a file in a writable directory")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: cannot create its directory: {source}; give a file in a writable directory")]
+    MakeDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -9,27 +9,20 @@ use crate::CompareError;
 /// Writes each `(path, contents)`: all temporaries first, then the renames (see
 /// [`results::atomic::write_all`]); the error names the file.
 pub fn write_all(files: &[(&Path, &[u8])]) -> Result<(), CompareError> {
-    results::atomic::write_all(files).map_err(|(path, e)| failed(&path, e))
+    results::atomic::write_all(files).map_err(|(path, source)| CompareError::Write { path, source })
 }
 
 /// Creates the directories `files` go into, as a user naming `summary/check.md` expects.
 pub fn make_parents(files: &[(&Path, &[u8])]) -> Result<(), CompareError> {
     for (path, _) in files {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                let reason = format!("cannot create its directory: {e}");
-                failed(path, std::io::Error::other(reason))
+            std::fs::create_dir_all(parent).map_err(|source| CompareError::MakeDir {
+                path: path.to_path_buf(),
+                source,
             })?;
         }
     }
     Ok(())
-}
-
-fn failed(path: &Path, e: std::io::Error) -> CompareError {
-    CompareError::Write {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -177,11 +177,8 @@ fn sample_rows(out: &mut Vec<u8>, s: &Series, p: &Point) -> Result<(), ResultsEr
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
-    w.write_record([&s.suite, &s.fabric, size, &p.key.params_text(), ""])
-        .map_err(|e| ResultsError::Format(e.to_string()))?;
-    let mut shared = w
-        .into_inner()
-        .map_err(|e| ResultsError::Format(e.to_string()))?;
+    w.write_record([&s.suite, &s.fabric, size, &p.key.params_text(), ""])?;
+    let mut shared = w.into_inner().map_err(ResultsError::csv_flush)?;
     shared.pop(); // the line's end: the row goes on after the shared fields' last comma
     let (mut iteration, mut ns) = (itoa::Buffer::new(), itoa::Buffer::new());
     out.reserve(p.samples_ns.len() * (shared.len() + 16));
@@ -234,7 +231,7 @@ fn as_written(m: &Manifest) -> Manifest {
 }
 
 fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ResultsError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(ResultsError::json)?;
+    let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -242,11 +239,9 @@ fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ResultsError> {
 fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r)
-            .map_err(|e| ResultsError::Format(e.to_string()))?;
+        w.serialize(r)?;
     }
-    w.into_inner()
-        .map_err(|e| ResultsError::Format(e.to_string()))
+    w.into_inner().map_err(ResultsError::csv_flush)
 }
 
 #[cfg(test)]

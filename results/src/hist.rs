@@ -146,7 +146,7 @@ pub fn hlog(
     let mut encoded = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut encoded)
-        .map_err(|e| ResultsError::Format(format!("{e:?}")))?;
+        .map_err(ResultsError::Histogram)?;
     out.push_str(&format!(
         "{},{},{},{}\n",
         java_fixed(0.0, 3),

@@ -406,9 +406,8 @@ fn segment_fields(s: &Segment) -> [String; 4] {
 
 /// breakpoints.csv: a header, then a row per breakpoint of every mpptest series.
 fn breakpoints_csv(run: &Run) -> Result<Vec<u8>, ResultsError> {
-    let err = |e: csv::Error| ResultsError::Format(e.to_string());
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(BREAKPOINT_COLUMNS).map_err(err)?;
+    w.write_record(BREAKPOINT_COLUMNS)?;
     for s in run.series.iter().filter(|s| layout(s).is_some()) {
         for b in breakpoints_of(s) {
             let mut row = vec![
@@ -421,11 +420,10 @@ fn breakpoints_csv(run: &Run) -> Result<Vec<u8>, ResultsError> {
             ];
             row.extend(segment_fields(&b.left));
             row.extend(segment_fields(&b.right));
-            w.write_record(&row).map_err(err)?;
+            w.write_record(&row)?;
         }
     }
-    w.into_inner()
-        .map_err(|e| ResultsError::Format(e.to_string()))
+    w.into_inner().map_err(ResultsError::csv_flush)
 }
 
 /// mpptest.txt (every mpptest series' text, in order) and breakpoints.csv, for runs with an

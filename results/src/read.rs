@@ -48,7 +48,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
     let version = match value.get("schema_version") {
         None => 0,
         Some(v) => v.as_u64().ok_or_else(|| ResultsError::Malformed {
-            path: path.display().to_string(),
+            path: path.to_path_buf(),
             reason: format!("schema_version is {v}, not a number"),
         })?,
     };
@@ -57,7 +57,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
     }
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::Schema {
-            path: path.display().to_string(),
+            path: path.to_path_buf(),
             found: version,
             supported: SCHEMA_VERSION,
         });
@@ -74,7 +74,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
                 .unwrap_or_default();
             if got.len() != p.samples {
                 return Err(ResultsError::Malformed {
-                    path: csv.display().to_string(),
+                    path: csv.to_path_buf(),
                     reason: format!(
                         "{} on {} at {} has {} samples; manifest.json says {}",
                         s.suite,

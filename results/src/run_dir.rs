@@ -48,16 +48,16 @@ pub struct RunDir {
 }
 
 fn unwritable(out: &Path) -> impl Fn(std::io::Error) -> ResultsError + '_ {
-    move |e| ResultsError::Unwritable {
-        path: out.display().to_string(),
-        reason: e.to_string(),
+    move |source| ResultsError::Unwritable {
+        path: out.to_path_buf(),
+        source,
     }
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> ResultsError + '_ {
-    move |e| ResultsError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
+    move |source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
@@ -125,9 +125,9 @@ impl RunDir {
     /// becomes this process's working directory again. Fails if it is not a kept partial run
     /// or another process took it first.
     pub fn resume(partial: &Path) -> Result<RunDir, ResultsError> {
-        let refuse = |reason: &str| ResultsError::Unreadable {
-            path: partial.display().to_string(),
-            reason: reason.to_string(),
+        let refuse = |why: &'static str| ResultsError::NotResumable {
+            path: partial.to_path_buf(),
+            why,
         };
         let name = partial
             .file_name()
@@ -150,7 +150,10 @@ impl RunDir {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         let work = out.join(format!(".{id}{PARTIAL_SUFFIX}"));
-        fs::rename(partial, &work).map_err(|e| refuse(&e.to_string()))?;
+        fs::rename(partial, &work).map_err(|source| ResultsError::Unreadable {
+            path: partial.to_path_buf(),
+            source,
+        })?;
         crate::atomic::write_synced(&work.join(OWNER), owner_line().as_bytes())
             .map_err(io_error(&work))?;
         Ok(RunDir {

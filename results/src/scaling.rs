@@ -152,8 +152,7 @@ pub fn csv(rows: &[ScalingRow]) -> Result<Vec<u8>, crate::ResultsError> {
         "speedup",
         "efficiency",
         "comm_share",
-    ])
-    .map_err(|e| crate::ResultsError::Format(e.to_string()))?;
+    ])?;
     let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for r in rows {
         w.write_record([
@@ -168,11 +167,9 @@ pub fn csv(rows: &[ScalingRow]) -> Result<Vec<u8>, crate::ResultsError> {
             r.speedup.to_string(),
             r.efficiency.to_string(),
             opt(r.comm_share),
-        ])
-        .map_err(|e| crate::ResultsError::Format(e.to_string()))?;
+        ])?;
     }
-    w.into_inner()
-        .map_err(|e| crate::ResultsError::Format(e.to_string()))
+    w.into_inner().map_err(crate::ResultsError::csv_flush)
 }
 
 #[cfg(test)]

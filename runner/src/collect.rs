@@ -15,9 +15,18 @@ use results::{ResultsError, SCHEMA_VERSION};
 use transports::fabric::FabricKind as Kind;
 use transports::transport::Counters;
 
+use crate::error::JobError;
 use crate::job::RankEvent;
 use crate::plan::{FabricSpec, Plan};
 use crate::sink::{Event, Sink};
+
+/// What a rank reported when it failed.
+pub(crate) struct Reported {
+    pub stage: String,
+    pub message: String,
+    /// It only saw another rank's failure.
+    pub secondary: bool,
+}
 
 /// What a rank reported when it finished a fabric.
 struct Done {
@@ -31,8 +40,8 @@ pub(crate) struct Collector<'a> {
     sink: &'a mut dyn Sink,
     run: Run,
     done: BTreeMap<(String, usize), Done>,
-    /// The first failure each rank reported on the fabric running now: (stage, message).
-    pub failures: BTreeMap<usize, (String, String)>,
+    /// The first failure each rank reported on the fabric running now.
+    pub failures: BTreeMap<usize, Reported>,
     /// Where every point goes as it is measured (the run directory's journal), if anywhere.
     journal: Option<RunDir>,
     /// samples.csv in the journal has its header.
@@ -334,8 +343,16 @@ impl<'a> Collector<'a> {
                     },
                 );
             }
-            RankEvent::Failed { stage, message } => {
-                self.failures.entry(rank).or_insert((stage, message));
+            RankEvent::Failed {
+                stage,
+                message,
+                secondary,
+            } => {
+                self.failures.entry(rank).or_insert(Reported {
+                    stage,
+                    message,
+                    secondary,
+                });
             }
         }
     }
@@ -379,13 +396,16 @@ impl<'a> Collector<'a> {
     }
 
     /// The failure to report: a root cause rather than a rank that found its peer gone.
-    pub fn root_failure(&self) -> Option<String> {
-        let secondary = |m: &str| m.starts_with("deadlock") || m.contains(" is gone (");
+    pub fn root_failure(&self) -> Option<JobError> {
         self.failures
             .iter()
-            .find(|(_, (_, m))| !secondary(m))
+            .find(|(_, r)| !r.secondary)
             .or_else(|| self.failures.iter().next())
-            .map(|(rank, (stage, msg))| format!("rank {rank} failed during stage '{stage}': {msg}"))
+            .map(|(&rank, r)| JobError::RankFailed {
+                rank,
+                stage: r.stage.clone(),
+                cause: r.message.clone(),
+            })
     }
 
     /// The ranks that have not reported finishing `fabric`.

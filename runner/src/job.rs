@@ -115,6 +115,12 @@ pub enum RankEvent {
         facts: Vec<(String, String)>,
         virtual_time: bool,
     },
-    /// A rank failed.
-    Failed { stage: String, message: String },
+    /// A rank failed. `secondary` when it only saw another rank's failure (its peer gone,
+    /// every rank waiting), so the frontend names a root cause first.
+    Failed {
+        stage: String,
+        message: String,
+        #[serde(default)]
+        secondary: bool,
+    },
 }

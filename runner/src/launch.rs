@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use bench_core::bootstrap::discover::External;
 use bench_core::bootstrap::tcp::{Client, Server, ServerEvent};
-use bench_core::bootstrap::{random_hex, Bootstrap};
+use bench_core::bootstrap::{random_hex, Bootstrap, BootstrapError};
 use bench_core::launcher::{Job, LaunchError, Placement, RankCommand};
 use transports::fabric::{Launch as FabricLaunch, LaunchCommand, LaunchRequest, BIND};
 
-use crate::collect::Collector;
-use crate::error::RunError;
+use crate::collect::{Collector, Reported};
+use crate::error::{JobError, RunError, Silent};
 use crate::job::{JobSpec, SPEC_ENV};
 use crate::plan::{BootSpec, Plan};
 use crate::rank::run_reporting;
@@ -27,22 +27,14 @@ use crate::rank::run_reporting;
 /// How long rank 0 waits for the other ranks' last reports once its own work is done.
 const GRACE: Duration = Duration::from_secs(10);
 
-/// A failure, or an interruption when the caller asked the run to stop.
-fn failed(stop: &AtomicBool, msg: String) -> RunError {
-    if stop.load(Ordering::SeqCst) {
-        RunError::Interrupted(msg)
-    } else {
-        RunError::Failed(msg)
-    }
-}
-
-/// Runs fabric `idx` of the plan with ranks fabbench starts.
+/// Runs fabric `idx` of the plan with ranks fabbench starts. Once `stop` is raised, the
+/// error is what failed while the ranks were stopping (or the stop itself).
 pub(crate) fn local(
     plan: &Plan,
     idx: usize,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), RunError> {
+) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let job_id = random_hex(6);
     let outcome = match fp.def.launch {
@@ -52,13 +44,13 @@ pub(crate) fn local(
     };
     // Whatever happened, nothing of this job may outlive it.
     (fp.def.cleanup)(&job_id);
-    outcome.map_err(|msg| failed(stop, msg))
+    outcome
 }
 
-fn rank_program(plan: &Plan) -> Result<PathBuf, String> {
+fn rank_program(plan: &Plan) -> Result<PathBuf, JobError> {
     match &plan.rank_program {
         Some(p) => Ok(p.clone()),
-        None => std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}")),
+        None => std::env::current_exe().map_err(JobError::OwnExecutable),
     }
 }
 
@@ -76,10 +68,10 @@ fn processes(
     job_id: &str,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), String> {
+) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let token = random_hex(16);
-    let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token)?;
     let cmd = RankCommand {
         program: rank_program(plan)?,
         args: vec!["__rank".into()],
@@ -94,33 +86,30 @@ fn processes(
         .and_then(|job| job.supervise(&mut |r, j| c.on_event(r, j), stop));
     match outcome {
         Ok(()) => {
-            if let Some(msg) = c.root_failure() {
-                return Err(msg);
+            if let Some(e) = c.root_failure() {
+                return Err(e);
             }
             if !c.all_done(&fp.label) {
-                return Err(format!(
-                    "a rank of {} ended without reporting its results",
-                    fp.label
-                ));
+                return Err(JobError::RankSilent {
+                    fabric: fp.label.clone(),
+                });
             }
             Ok(())
         }
         Err(LaunchError::RankFailed { rank, how, stage }) => {
-            let detail = c
-                .failures
-                .get(&rank)
-                .map(|(_, m)| format!(": {m}"))
-                .unwrap_or_default();
+            let reported = c.failures.get(&rank);
             // A rank that reported no stage had not reached the bootstrap yet.
             let stage = stage
-                .or_else(|| c.failures.get(&rank).map(|(s, _)| s.clone()))
+                .or_else(|| reported.map(|r| r.stage.clone()))
                 .unwrap_or_else(|| "start".into());
-            let stage = format!(" during stage '{stage}'");
-            Err(format!(
-                "rank {rank} {how}{stage}{detail}; the other ranks were stopped"
-            ))
+            Err(JobError::RankEnded {
+                rank,
+                how,
+                stage,
+                cause: reported.map(|r| r.message.clone()),
+            })
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -133,12 +122,12 @@ fn launcher(
     job_id: &str,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), String> {
+) -> Result<(), JobError> {
     use bench_core::bootstrap::env;
     let fp = &plan.fabrics[idx];
     let token = random_hex(16);
     let program = rank_program(plan)?;
-    let server = Server::start("127.0.0.1:0", plan.ranks, &token).map_err(|e| e.to_string())?;
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token)?;
     let base = vec![
         spec_env(plan, idx),
         (env::SIZE.into(), plan.ranks.to_string()),
@@ -153,7 +142,8 @@ fn launcher(
         args: &["__rank".to_string()],
         env: &base,
         launcher: &plan.mpirun,
-    })?;
+    })
+    .map_err(JobError::LaunchCommand)?;
     let cmd = RankCommand {
         program: cmd.program,
         args: cmd.args.into_iter().map(Into::into).collect(),
@@ -161,22 +151,22 @@ fn launcher(
     };
     let outcome = Job::spawn_launcher(&cmd, plan.ranks, server, &token, job_id)
         .and_then(|job| job.supervise(&mut |r, j| c.on_event(r, j), stop));
-    if let Some(msg) = c.root_failure() {
-        return Err(msg);
+    if let Some(e) = c.root_failure() {
+        return Err(e);
     }
     match outcome {
         Ok(()) if c.all_done(&fp.label) => Ok(()),
-        Ok(()) => Err(format!(
-            "{} ended without every rank of {} reporting its results",
-            plan.mpirun, fp.label
-        )),
-        Err(e) => Err(e.to_string()),
+        Ok(()) => Err(JobError::LauncherSilent {
+            launcher: plan.mpirun.clone(),
+            fabric: fp.label.clone(),
+        }),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// Ranks as threads of this process (emulated fabrics under their discrete-event scheduler);
 /// their events arrive on an in-process channel.
-fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Result<(), String> {
+fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
     let spec = Arc::new(JobSpec::of(plan, &[idx]));
@@ -190,13 +180,13 @@ fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Res
                 let boot: Arc<dyn Bootstrap> = Arc::new(b);
                 run_reporting(&spec, boot)
             })
-            .map_err(|e| format!("cannot start rank threads: {e}"))?;
+            .map_err(JobError::Threads)?;
         handles.push(h);
     }
     // Events flow until every rank thread has dropped its end of the channel.
     loop {
         if stop.load(Ordering::SeqCst) {
-            return Err("interrupted".into());
+            return Err(JobError::Interrupted);
         }
         match events.recv_timeout(Duration::from_millis(20)) {
             Ok((rank, json)) => c.on_event(rank, &json),
@@ -206,13 +196,15 @@ fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Res
     }
     for (rank, h) in handles.into_iter().enumerate() {
         if h.join().is_err() {
-            c.failures
-                .entry(rank)
-                .or_insert_with(|| ("unknown".into(), "the rank thread panicked".into()));
+            c.failures.entry(rank).or_insert_with(|| Reported {
+                stage: "unknown".into(),
+                message: "the rank thread panicked".into(),
+                secondary: false,
+            });
         }
     }
     match c.root_failure() {
-        Some(msg) => Err(msg),
+        Some(e) => Err(e),
         None => Ok(()),
     }
 }
@@ -263,11 +255,11 @@ pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(),
                 &job,
                 spec.setup_timeout(),
             )
-            .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
+            .map_err(|source| join_failed(ext.rank, source))?,
         ),
         BootSpec::Dir(path) => Arc::new(
             bench_core::bootstrap::dir::Dir::new(path, &job, ext.rank, ext.size)
-                .map_err(|e| RunError::Failed(format!("rank {}: {e}", ext.rank)))?,
+                .map_err(|source| join_failed(ext.rank, source))?,
         ),
     };
     if run_reporting(&spec, b) {
@@ -277,6 +269,10 @@ pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(),
     }
 }
 
+fn join_failed(rank: usize, source: BootstrapError) -> RunError {
+    RunError::failed(JobError::Join { rank, source })
+}
+
 /// Under mpirun or srun, rank 0: the frontend, running its own rank in a thread.
 pub(crate) fn external(
     plan: &Plan,
@@ -284,7 +280,7 @@ pub(crate) fn external(
     boot: &BootSpec,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), RunError> {
+) -> Result<(), JobError> {
     let spec = JobSpec::of(plan, &all_fabrics(plan));
     let token = external_token(ext);
     let job = external_job(ext);
@@ -292,7 +288,6 @@ pub(crate) fn external(
         BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, &token, &job, spec, c, stop),
         BootSpec::Dir(path) => external_dir(plan, ext, path, &job, spec, c, stop),
     }
-    .map_err(|msg| failed(stop, msg))
 }
 
 /// Rank 0 serves the bootstrap on HOST:PORT and runs its own rank in a thread.
@@ -306,11 +301,11 @@ fn external_tcp(
     spec: JobSpec,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), String> {
+) -> Result<(), JobError> {
     let port = hostport.rsplit_once(':').map(|(_, p)| p).unwrap_or("0");
     let server = Server::start(hostport, ext.size, token)
         .or_else(|_| Server::start(&format!("0.0.0.0:{port}"), ext.size, token))
-        .map_err(|e| format!("rank 0 cannot serve the bootstrap: {e}"))?;
+        .map_err(JobError::Serve)?;
     // Through the address the other ranks use, so rank 0's fabric traffic picks the interface
     // that reaches them (tcp.if=auto), not loopback.
     // rank 0 serves the bootstrap itself: a short patience is plenty.
@@ -326,8 +321,7 @@ fn external_tcp(
     .or_else(|_| {
         let local = format!("tcp://127.0.0.1:{}", server.addr().port());
         Client::connect(&local, 0, ext.size, token, job, patience)
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(client)));
     let mut stages: BTreeMap<usize, String> = BTreeMap::new();
     let mut connected = vec![false; ext.size];
@@ -335,7 +329,7 @@ fn external_tcp(
     let mut finished_at: Option<Instant> = None;
     loop {
         if stop.load(Ordering::SeqCst) {
-            return Err("interrupted".into());
+            return Err(JobError::Interrupted);
         }
         if let Some(ev) = server.next_event(Duration::from_millis(20)) {
             match ev {
@@ -369,16 +363,15 @@ fn external_tcp(
 
 /// A failure while some ranks never reached the bootstrap: that is the cause to name first
 /// (the rank that waited for them only saw a peer missing).
-fn never_arrived(absent: &[usize], place: &str, err: String) -> String {
+fn never_arrived(absent: &[usize], place: &str, err: JobError) -> JobError {
     if absent.is_empty() {
         return err;
     }
-    let ranks: Vec<String> = absent.iter().map(|r| r.to_string()).collect();
-    let noun = if absent.len() == 1 { "rank" } else { "ranks" };
-    format!(
-        "{noun} {} never arrived at {place} (stage: bootstrap); {err}",
-        ranks.join(", ")
-    )
+    JobError::NeverArrived {
+        ranks: absent.to_vec(),
+        place: place.to_string(),
+        then: Box::new(err),
+    }
 }
 
 /// After rank 0's own work: the root failure if any, else an error naming the ranks (and the
@@ -388,28 +381,26 @@ fn everyone_reported(
     c: &Collector,
     rank0_ok: bool,
     stage_of: impl Fn(usize) -> Option<String>,
-) -> Result<(), String> {
-    if let Some(msg) = c.root_failure() {
-        return Err(msg);
+) -> Result<(), JobError> {
+    if let Some(e) = c.root_failure() {
+        return Err(e);
     }
     if !rank0_ok {
-        return Err("rank 0 failed".into());
+        return Err(JobError::FrontendRank);
     }
     for fp in &plan.fabrics {
         let missing = c.missing(&fp.label);
         if !missing.is_empty() {
-            let named: Vec<String> = missing
-                .into_iter()
-                .map(|r| match stage_of(r) {
-                    Some(s) => format!("rank {r} (last stage '{s}')"),
-                    None => format!("rank {r}"),
-                })
-                .collect();
-            return Err(format!(
-                "{} did not report results for fabric {}",
-                named.join(", "),
-                fp.label
-            ));
+            return Err(JobError::Unreported {
+                ranks: missing
+                    .into_iter()
+                    .map(|rank| Silent {
+                        rank,
+                        last_stage: stage_of(rank),
+                    })
+                    .collect(),
+                fabric: fp.label.clone(),
+            });
         }
     }
     Ok(())
@@ -424,15 +415,15 @@ fn external_dir(
     spec: JobSpec,
     c: &mut Collector,
     stop: &AtomicBool,
-) -> Result<(), String> {
+) -> Result<(), JobError> {
     use bench_core::bootstrap::dir::Dir;
-    let watcher = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
-    let mine = Dir::new(path, job, 0, ext.size).map_err(|e| e.to_string())?;
+    let watcher = Dir::new(path, job, 0, ext.size)?;
+    let mine = Dir::new(path, job, 0, ext.size)?;
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(mine)));
     let mut finished_at: Option<Instant> = None;
     let result = loop {
         if stop.load(Ordering::SeqCst) {
-            break Err("interrupted".to_string());
+            break Err(JobError::Interrupted);
         }
         let events = watcher.take_events();
         let quiet = events.is_empty();

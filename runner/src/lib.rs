@@ -32,10 +32,10 @@ mod resume;
 pub mod sink;
 pub mod sinks;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-pub use error::{PlanError, RunError};
+pub use error::{Interruption, JobError, Kept, PlanError, ResumeError, RunError};
 pub use plan::{BootSpec, FabricSpec, Launch, Plan, PlanBuilder, Resume, Role, SuiteSpec};
 pub use rank::rank_process;
 pub use results::model::Run;
@@ -43,6 +43,7 @@ pub use sink::{Event, Sink};
 
 use collect::Collector;
 use results::run_dir::RunDir;
+use results::ResultsError;
 
 /// Runs `plan` to the end and returns what it measured; `sink` hears every step.
 pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Run, RunError> {
@@ -79,43 +80,55 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
         .map(|d| d.id().to_string())
         .unwrap_or_else(|| run_id(start, plan));
     let mut c = Collector::new(plan, id, start, sink, dir, plan.kept());
-    let mut failures: Vec<String> = Vec::new();
-    let mut interrupted = None;
+    let mut failures: Vec<JobError> = Vec::new();
+    let mut interrupted: Option<JobError> = None;
+    // Once the caller has asked to stop, a job's error is the stop: nothing more runs.
+    let mut go_on = |result: Result<(), JobError>| match result {
+        Ok(()) => true,
+        Err(cause) if stop.load(Ordering::SeqCst) => {
+            interrupted = Some(cause);
+            false
+        }
+        Err(cause) => {
+            failures.push(cause);
+            true
+        }
+    };
     match ext_boot {
         None => {
             for idx in 0..plan.fabrics.len() {
                 c.begin_fabric();
-                match launch::local(plan, idx, &mut c, stop) {
-                    Ok(()) => {}
-                    Err(RunError::Interrupted(m)) => {
-                        interrupted = Some(m);
-                        break;
-                    }
-                    Err(e) => failures.push(e.to_string()),
+                if !go_on(launch::local(plan, idx, &mut c, stop)) {
+                    break;
                 }
             }
         }
-        Some((ext, boot)) => match launch::external(plan, ext, boot, &mut c, stop) {
-            Ok(()) => {}
-            Err(RunError::Interrupted(m)) => interrupted = Some(m),
-            Err(e) => failures.push(e.to_string()),
-        },
+        Some((ext, boot)) => {
+            go_on(launch::external(plan, ext, boot, &mut c, stop));
+        }
     }
     let journal_error = c.journal_error.take();
     let reason = match (&interrupted, failures.as_slice()) {
-        (Some(m), _) if m.starts_with("interrupted") => m.clone(),
-        (Some(m), _) => format!("interrupted: {m}"),
+        (Some(cause), _) if cause.is_stop() => cause.to_string(),
+        (Some(cause), _) => format!("interrupted: {cause}"),
         (None, []) => String::new(),
-        (None, [one]) => one.clone(),
-        (None, many) => many.join("; "),
+        (None, many) => many
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
     };
     let complete = reason.is_empty();
     let (run, sink, dir) = c.finish(complete, &reason);
+    let ended = |kept: Kept| match interrupted {
+        Some(cause) => RunError::Interrupted(Box::new(Interruption { cause, kept })),
+        None => RunError::Failed { failures, kept },
+    };
     let Some(dir) = dir else {
-        return match (interrupted, failures.is_empty()) {
-            (Some(m), _) => Err(RunError::Interrupted(m)),
-            (None, false) => Err(RunError::Failed(reason)),
-            (None, true) => Ok(run),
+        return if complete {
+            Ok(run)
+        } else {
+            Err(ended(Kept::Nothing))
         };
     };
     let measured = run.series.iter().any(|s| !s.points.is_empty());
@@ -125,37 +138,30 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
             // below is what counts, and it will say if the disk is still refusing.
             tracing::warn!("the journal could not keep up: {e}");
         }
-        write_all(&dir, &run)?;
+        write_all(&dir, &run).map_err(RunError::Results)?;
         let path = dir.commit().map_err(RunError::Results)?;
         sink.event(&Event::Written { path: &path });
         return Ok(run);
     }
     if !measured {
         dir.discard();
-        return Err(match interrupted {
-            Some(m) => RunError::Interrupted(m),
-            None => RunError::Failed(reason),
-        });
+        return Err(ended(Kept::Nothing));
     }
-    let kept = write_all(&dir, &run).and_then(|()| dir.keep().map_err(RunError::Results));
-    let said = match &kept {
-        Ok(path) => format!("; what was measured is kept in {}", path.display()),
-        Err(e) => format!("; what was measured could not be kept: {e}"),
+    let kept = match write_all(&dir, &run).and_then(|()| dir.keep()) {
+        Ok(path) => {
+            sink.event(&Event::Written { path: &path });
+            Kept::In(path)
+        }
+        Err(e) => Kept::Lost(e),
     };
-    if let Ok(path) = &kept {
-        sink.event(&Event::Written { path });
-    }
-    Err(match interrupted {
-        Some(m) => RunError::Interrupted(format!("{m}{said}")),
-        None => RunError::Failed(format!("{reason}{said}")),
-    })
+    Err(ended(kept))
 }
 
 /// Every file of the run into its directory, replacing the journal.
-fn write_all(dir: &RunDir, run: &Run) -> Result<(), RunError> {
-    dir.clear().map_err(RunError::Results)?;
-    for (path, bytes) in results::export::export_all(run).map_err(RunError::Results)? {
-        dir.write(&path, &bytes).map_err(RunError::Results)?;
+fn write_all(dir: &RunDir, run: &Run) -> Result<(), ResultsError> {
+    dir.clear()?;
+    for (path, bytes) in results::export::export_all(run)? {
+        dir.write(&path, &bytes)?;
     }
     Ok(())
 }
@@ -165,7 +171,7 @@ fn write_all(dir: &RunDir, run: &Run) -> Result<(), RunError> {
 pub fn run_worker(plan: &Plan) -> Result<(), RunError> {
     match &plan.launch {
         Launch::External { ext, boot } if ext.rank != 0 => launch::worker(plan, ext, boot),
-        _ => Err(RunError::Plan(PlanError(
+        _ => Err(RunError::Plan(PlanError::Refused(
             "run_worker serves ranks other than 0 under mpirun or srun; call run".into(),
         ))),
     }

@@ -12,7 +12,7 @@ use transports::fabric::{FabricDef, FabricKind};
 use transports::order::ByteOrders;
 use transports::registry;
 
-use crate::error::PlanError;
+use crate::error::{PlanError, ResumeError};
 pub use crate::resume::Resume;
 use crate::resume::{DoneSuite, Expected};
 use results::model::Run;
@@ -42,7 +42,7 @@ impl SuiteSpec {
     /// The registered suite `name`, with parameters from command-line style options.
     pub fn parse(name: &str, args: &SuiteArgs) -> Result<SuiteSpec, PlanError> {
         let suite = suites::find(name).ok_or_else(|| {
-            PlanError(format!(
+            PlanError::Refused(format!(
                 "unknown suite '{name}'; valid suites: {}",
                 suites::names().join(", ")
             ))
@@ -91,7 +91,7 @@ impl BootSpec {
                 return Ok(BootSpec::Dir(PathBuf::from(path)));
             }
         }
-        Err(PlanError(format!(
+        Err(PlanError::Refused(format!(
             "--bootstrap {text}: use tcp://HOST:PORT (rank 0 serves it) or dir:PATH (a directory every rank sees)"
         )))
     }
@@ -104,7 +104,7 @@ impl BootSpec {
             let shown = path.display();
             if path.exists() {
                 if !path.is_dir() {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Refused(format!(
                         "--bootstrap dir:{shown}: not a directory; give a directory every rank sees"
                     )));
                 }
@@ -114,7 +114,7 @@ impl BootSpec {
                     _ => std::path::Path::new("."),
                 };
                 if !parent.is_dir() {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Refused(format!(
                         "--bootstrap dir:{shown}: {} does not exist; give a directory every rank sees",
                         parent.display()
                     )));
@@ -351,7 +351,7 @@ impl PlanBuilder {
     pub fn build(self) -> Result<Plan, PlanError> {
         let (ranks, launch) = self.launch()?;
         if self.suites.is_empty() {
-            return Err(PlanError(format!(
+            return Err(PlanError::Refused(format!(
                 "no suite to run; valid suites: {}",
                 suites::names().join(", ")
             )));
@@ -362,7 +362,7 @@ impl PlanBuilder {
             .map(|p| match p {
                 Pending::Ready(s) => Ok(s.suite),
                 Pending::Named(name, _) => suites::find(name).ok_or_else(|| {
-                    PlanError(format!(
+                    PlanError::Refused(format!(
                         "unknown suite '{name}'; valid suites: {}",
                         suites::names().join(", ")
                     ))
@@ -372,13 +372,13 @@ impl PlanBuilder {
         for (i, suite) in found.iter().enumerate() {
             if found[..i].iter().any(|s| s.name() == suite.name()) {
                 // Its rows and histograms would be written twice under one name.
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "{} is given twice; name each suite once (run it again for a second measurement)",
                     suite.name()
                 )));
             }
             if !suite.ranks().allows(ranks) {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "{} needs {}, got -n {ranks}",
                     suite.name(),
                     suite.ranks().describe(),
@@ -393,7 +393,7 @@ impl PlanBuilder {
             };
             suite.check(&params, ranks)?;
             if matches!(suite.planned(&params), Ok(Some(0))) {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "{}: the options select no point to measure; see `fabbench run --help` for its ranges",
                     suite.name()
                 )));
@@ -423,7 +423,7 @@ impl PlanBuilder {
         match &self.started {
             Started::External(ext) => {
                 if let Some(n) = self.ranks.filter(|n| *n != ext.size) {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Refused(format!(
                         "-n {n} disagrees with {}, which started {} ranks; leave -n out under a launcher",
                         ext.launcher, ext.size
                     )));
@@ -431,7 +431,7 @@ impl PlanBuilder {
                 let boot = match &self.bootstrap {
                     Some(b) => BootSpec::parse(b)?.usable()?,
                     None => {
-                        return Err(PlanError(format!(
+                        return Err(PlanError::Refused(format!(
                             "started by {} as rank {} of {}: give --bootstrap tcp://HOST:PORT (rank 0 serves it) or --bootstrap dir:PATH",
                             ext.launcher, ext.rank, ext.size
                         )))
@@ -447,13 +447,15 @@ impl PlanBuilder {
             }
             _ => {
                 if let Some(b) = &self.bootstrap {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Refused(format!(
                         "--bootstrap {b} is for ranks started by mpirun or srun; fabbench starts its own ranks here"
                     )));
                 }
                 let n = self.ranks.unwrap_or(2);
                 if n == 0 {
-                    return Err(PlanError("-n 0: a run needs at least one rank".into()));
+                    return Err(PlanError::Refused(
+                        "-n 0: a run needs at least one rank".into(),
+                    ));
                 }
                 Ok((n, Launch::Local))
             }
@@ -462,22 +464,30 @@ impl PlanBuilder {
 
     fn fabric_specs(&self, launch: &Launch, ranks: usize) -> Result<Vec<FabricSpec>, PlanError> {
         let registry = registry::registry(&[]);
-        let profile = match &self.profile {
-            None => None,
-            Some(p) => Some(
-                std::fs::read_to_string(p)
-                    .map_err(|e| PlanError(format!("cannot read profile {}: {e}", p.display())))?,
-            ),
-        };
+        let profile =
+            match &self.profile {
+                None => None,
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|source| {
+                    PlanError::ProfileUnreadable {
+                        path: p.clone(),
+                        source,
+                    }
+                })?),
+            };
         let model = match &self.model {
             None => None,
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| {
-                    PlanError(format!("cannot read model card {}: {e}", p.display()))
+                let text = std::fs::read_to_string(p).map_err(|source| {
+                    PlanError::ModelCardUnreadable {
+                        path: p.clone(),
+                        source,
+                    }
                 })?;
                 Some(
-                    registry::read_model_card(&text)
-                        .map_err(|e| PlanError(format!("{}: {e}", p.display())))?,
+                    registry::read_model_card(&text).map_err(|why| PlanError::ModelCard {
+                        path: p.clone(),
+                        why,
+                    })?,
                 )
             }
         };
@@ -485,7 +495,7 @@ impl PlanBuilder {
             None => false,
             Some("mpi") => true,
             Some(other) => {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "--via {other}: the only way through is mpi (--via mpi, or FABRIC@mpi)"
                 )))
             }
@@ -516,7 +526,7 @@ impl PlanBuilder {
                 match emulated.as_slice() {
                     [one] => Some(one.to_string()),
                     _ => {
-                        return Err(PlanError(format!(
+                        return Err(PlanError::Refused(format!(
                             "--model {}: say which fabric the card is for (fabric = \"rapidio\"); the run has emulated fabrics {:?}",
                             self.model.as_ref().expect("model given").display(),
                             emulated
@@ -527,7 +537,7 @@ impl PlanBuilder {
         };
         if let Some(t) = &model_target {
             if !requested.contains(t) {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "--model is for fabric {t}, which this run does not use (--fabric {})",
                     self.fabrics
                 )));
@@ -536,10 +546,10 @@ impl PlanBuilder {
         self.check_sets_belong(&requested)?;
         let mut fabrics: Vec<FabricSpec> = Vec::new();
         for label in &requested {
-            let resolved = registry::resolve(label).map_err(PlanError)?;
+            let resolved = registry::resolve(label).map_err(PlanError::Refused)?;
             let def = resolved.def;
             if fabrics.iter().any(|f| &f.label == label) {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "fabric '{label}' is listed twice in --fabric"
                 )));
             }
@@ -547,32 +557,30 @@ impl PlanBuilder {
                 && *launch != Launch::Local
                 && fabrics.iter().any(|f| f.def.kind == FabricKind::Mpi)
             {
-                return Err(PlanError(
+                return Err(PlanError::Refused(
                     "under an external launcher a run can use one MPI fabric (MPI starts once per process)".into(),
                 ));
             }
             if def.kind == FabricKind::Emulated && *launch != Launch::Local {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "fabric {} is emulated: its ranks run as threads of one fabbench process; run it without mpirun or srun",
                     def.name
                 )));
             }
-            (def.check_ranks)(ranks).map_err(PlanError)?;
+            (def.check_ranks)(ranks).map_err(PlanError::Refused)?;
             let card = match (&model, &model_target) {
                 (Some(card), Some(t)) if t == label => Some(card.values.as_slice()),
                 _ => None,
             };
             let mut settings = self.settings_for(&registry, def, profile.as_deref(), card)?;
             for (k, v) in resolved.preset {
-                settings
-                    .set(&registry, k, v, Source::Fabric)
-                    .map_err(|e| PlanError(e.to_string()))?;
+                settings.set(&registry, k, v, Source::Fabric)?;
             }
             (def.check_settings)(&settings)
-                .map_err(|why| PlanError(format!("on {label}, {why}")))?;
+                .map_err(|why| PlanError::Refused(format!("on {label}, {why}")))?;
             if let Some(r) = ByteOrders::from_settings(&settings).only_rank {
                 if r >= ranks {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Refused(format!(
                         "--set wire.byte_order_rank={r}: the job has ranks 0..{}; name one of them or leave it unset (every rank)",
                         ranks - 1
                     )));
@@ -598,7 +606,7 @@ impl PlanBuilder {
             let Some(owned_by) = owners(a) else { continue };
             if !owned_by.iter().any(|f| in_run.contains(f)) {
                 let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "--set {a}: {name} is a tunable of {}, which this run does not use (fabrics: {}); add the fabric to --fabric or leave the setting out",
                     owned_by.join(", "),
                     in_run.join(", ")
@@ -617,19 +625,16 @@ impl PlanBuilder {
         profile: Option<&str>,
         card: Option<&[(String, String)]>,
     ) -> Result<Settings, PlanError> {
-        let usage = |e: &dyn std::fmt::Display| PlanError(e.to_string());
         let mut s = registry.defaults();
         for (k, v) in def.defaults {
-            s.set(registry, k, v, Source::Fabric)
-                .map_err(|e| usage(&e))?;
+            s.set(registry, k, v, Source::Fabric)?;
         }
         if let Some(text) = profile {
-            s.apply_profile(registry, text).map_err(|e| {
-                PlanError(format!(
-                    "profile {}: {e}",
-                    self.profile.as_ref().expect("profile given").display()
-                ))
-            })?;
+            s.apply_profile(registry, text)
+                .map_err(|source| PlanError::Profile {
+                    path: self.profile.clone().expect("profile given"),
+                    source,
+                })?;
         }
         if let Some(values) = card {
             let prefix = format!("{}.", def.name);
@@ -643,7 +648,10 @@ impl PlanBuilder {
                     format!("{prefix}{k}")
                 };
                 s.set(registry, &name, v, Source::Model)
-                    .map_err(|e| PlanError(format!("--model: {e}")))?;
+                    .map_err(|source| PlanError::Option {
+                        option: "--model",
+                        source,
+                    })?;
             }
         }
         for a in &self.sets {
@@ -652,11 +660,14 @@ impl PlanBuilder {
                 continue;
             }
             s.set_assignment(registry, a, Source::Cli)
-                .map_err(|e| PlanError(format!("--set: {e}")))?;
+                .map_err(|source| PlanError::Option {
+                    option: "--set",
+                    source,
+                })?;
         }
         for (engine, own) in def.replaces {
             if s.source(engine) >= Source::Profile {
-                return Err(PlanError(format!(
+                return Err(PlanError::Refused(format!(
                     "on {}, {engine} is set through {own}; use --set {own}=VALUE",
                     def.name
                 )));
@@ -689,12 +700,13 @@ fn resumable(
     ranks: usize,
     launch: &Launch,
 ) -> Result<Resume, PlanError> {
-    let refuse = |why: String| PlanError(format!("--resume {}: {why}", dir.display()));
+    let refuse = |source: ResumeError| PlanError::Resume {
+        dir: dir.to_path_buf(),
+        source: Box::new(source),
+    };
     if *launch != Launch::Local {
         // Every rank under a launcher builds its own plan; only rank 0 could read the run.
-        return Err(refuse(
-            "runs under mpirun or srun cannot be resumed yet; run the missing sizes with -m".into(),
-        ));
+        return Err(refuse(ResumeError::UnderLauncher));
     }
     let expected = Expected {
         suites: suites.iter().map(|s| (s.name(), &s.params)).collect(),
@@ -716,12 +728,12 @@ mod tests {
     #[test]
     fn bootstrap_addresses() {
         assert_eq!(
-            BootSpec::parse("tcp://node1:7000"),
-            Ok(BootSpec::Tcp("node1:7000".into()))
+            BootSpec::parse("tcp://node1:7000").unwrap(),
+            BootSpec::Tcp("node1:7000".into())
         );
         assert_eq!(
-            BootSpec::parse("dir:/shared/x"),
-            Ok(BootSpec::Dir("/shared/x".into()))
+            BootSpec::parse("dir:/shared/x").unwrap(),
+            BootSpec::Dir("/shared/x".into())
         );
         for bad in [
             "tcp://node1",
@@ -734,7 +746,7 @@ mod tests {
             assert!(
                 BootSpec::parse(bad)
                     .unwrap_err()
-                    .0
+                    .to_string()
                     .contains("tcp://HOST:PORT"),
                 "{bad}"
             );
@@ -761,7 +773,7 @@ mod tests {
 
     #[test]
     fn refusals_say_what_is_valid() {
-        let e = |b: PlanBuilder| b.build().err().unwrap().0;
+        let e = |b: PlanBuilder| b.build().err().unwrap().to_string();
         assert!(e(PlanBuilder::new()).contains("no suite to run"));
         assert!(e(PlanBuilder::new().suite(latency()).ranks(3))
             .contains("osu_latency needs exactly 2 ranks, got -n 3"));
@@ -792,6 +804,8 @@ mod tests {
         let e = SuiteSpec::parse("osu_nope", &SuiteArgs::new())
             .err()
             .unwrap();
-        assert!(e.0.contains("valid suites: osu_latency, osu_bw, osu_bibw"));
+        assert!(e
+            .to_string()
+            .contains("valid suites: osu_latency, osu_bw, osu_bibw"));
     }
 }

@@ -5,39 +5,85 @@
 use std::sync::Arc;
 
 use bench_core::bootstrap::tcp::Client;
+use bench_core::bootstrap::BootstrapError;
 use bench_core::bootstrap::{env, Bootstrap};
 use bench_core::measure::{Point, PointKey};
 use suites::{Report, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
-use transports::registry;
+use transports::{registry, TransportError};
 
 use crate::error::{PlanError, RunError};
 use crate::job::{FabricJob, JobSpec, RankEvent, SPEC_ENV};
 
 /// A failure on a rank: the stage it was in and what went wrong.
-pub type Failure = (String, String);
-
-fn var(name: &str) -> Result<String, PlanError> {
-    std::env::var(name).map_err(|_| {
-        PlanError(format!(
-            "{name} is not set: `fabbench __rank` is started by `fabbench run`, not by hand"
-        ))
-    })
+#[derive(Debug, thiserror::Error)]
+#[error("{cause}")]
+pub struct Failure {
+    pub stage: String,
+    #[source]
+    pub cause: RankError,
 }
 
-fn number(name: &str) -> Result<usize, PlanError> {
+impl Failure {
+    fn new(stage: impl Into<String>, cause: impl Into<RankError>) -> Failure {
+        Failure {
+            stage: stage.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
+/// What went wrong on a rank.
+#[derive(Debug, thiserror::Error)]
+pub enum RankError {
+    #[error("unknown fabric '{0}'")]
+    UnknownFabric(String),
+    #[error("unknown suite '{0}'")]
+    UnknownSuite(String),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// Handing an event to the frontend failed.
+    #[error(transparent)]
+    Report(#[from] BootstrapError),
+}
+
+impl RankError {
+    /// Whether this rank only saw the consequence of another's failure (its peer gone, or
+    /// every rank waiting): the frontend names a root cause before these.
+    pub fn is_secondary(&self) -> bool {
+        let transport = match self {
+            RankError::Transport(t) | RankError::Suite(SuiteError::Transport(t)) => t,
+            _ => return false,
+        };
+        matches!(
+            transport,
+            TransportError::Deadlock(_) | TransportError::PeerGone { .. }
+        )
+    }
+}
+
+fn var(name: &'static str) -> Result<String, PlanError> {
+    std::env::var(name).map_err(|_| PlanError::NotSet { name })
+}
+
+fn number(name: &'static str) -> Result<usize, PlanError> {
     var(name)?
         .parse()
-        .map_err(|_| PlanError(format!("{name} is not a number")))
+        .map_err(|_| PlanError::NotANumber { name })
 }
 
 /// Serves this process as one rank of a job started by fabbench's launcher (or by mpirun on
 /// fabbench's behalf): the spec and bootstrap come from the environment. A failure has been
 /// reported to the frontend when this returns [`RunError::Reported`].
 pub fn rank_process() -> Result<(), RunError> {
-    let spec: JobSpec = serde_json::from_str(&var(SPEC_ENV)?)
-        .map_err(|e| PlanError(format!("{SPEC_ENV} is not a job spec: {e}")))?;
+    let spec: JobSpec =
+        serde_json::from_str(&var(SPEC_ENV)?).map_err(|source| PlanError::NotAJobSpec {
+            name: SPEC_ENV,
+            source,
+        })?;
     let boot = connect(spec.setup_timeout())?;
     if run_reporting(&spec, boot) {
         Ok(())
@@ -53,13 +99,13 @@ fn my_rank(size: usize) -> Result<usize, PlanError> {
     if std::env::var(env::RANK).is_ok() {
         return number(env::RANK);
     }
-    match detect().map_err(PlanError)? {
+    match detect()? {
         Started::External(e) if e.size == size => Ok(e.rank),
-        Started::External(e) => Err(PlanError(format!(
+        Started::External(e) => Err(PlanError::Refused(format!(
             "{} started {} ranks but fabbench asked for {size}: is this the mpirun of the MPI fabbench was built against?",
             e.launcher, e.size
         ))),
-        _ => Err(PlanError(format!(
+        _ => Err(PlanError::Refused(format!(
             "{} is not set and no MPI launcher's rank is either: `fabbench __rank` is started by `fabbench run`",
             env::RANK
         ))),
@@ -72,8 +118,7 @@ fn connect(patience: std::time::Duration) -> Result<Arc<dyn Bootstrap>, PlanErro
     let url = var(env::BOOTSTRAP)?;
     let token = var(env::TOKEN)?;
     let job = var(env::JOB_ID)?;
-    let client = Client::connect(&url, rank, size, &token, &job, patience)
-        .map_err(|e| PlanError(e.to_string()))?;
+    let client = Client::connect(&url, rank, size, &token, &job, patience)?;
     Ok(Arc::new(client))
 }
 
@@ -81,10 +126,12 @@ fn connect(patience: std::time::Duration) -> Result<Arc<dyn Bootstrap>, PlanErro
 pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
     match run(spec, boot.clone()) {
         Ok(()) => true,
-        Err((stage, message)) => {
+        Err(Failure { stage, cause }) => {
+            let message = cause.to_string();
             let ev = RankEvent::Failed {
                 stage,
                 message: message.clone(),
+                secondary: cause.is_secondary(),
             };
             if send(boot.as_ref(), &ev).is_err() {
                 eprintln!("error: {message}");
@@ -94,9 +141,9 @@ pub fn run_reporting(spec: &JobSpec, boot: Arc<dyn Bootstrap>) -> bool {
     }
 }
 
-fn send(boot: &dyn Bootstrap, ev: &RankEvent) -> Result<(), String> {
+fn send(boot: &dyn Bootstrap, ev: &RankEvent) -> Result<(), BootstrapError> {
     let json = serde_json::to_string(ev).expect("event serialises");
-    boot.send_event(&json).map_err(|e| e.to_string())
+    boot.send_event(&json)
 }
 
 /// Runs every fabric of the job on this rank.
@@ -124,7 +171,7 @@ impl Report for Reporter<'_> {
                 key: key.clone(),
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 
     fn measured(&mut self, point: Point) -> Result<(), SuiteError> {
@@ -136,7 +183,7 @@ impl Report for Reporter<'_> {
                 point,
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 
     fn note(&mut self, text: &str) -> Result<(), SuiteError> {
@@ -148,29 +195,25 @@ impl Report for Reporter<'_> {
                 text: text.to_string(),
             },
         )
-        .map_err(SuiteError::Report)
+        .map_err(SuiteError::Bootstrap)
     }
 }
 
 fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Result<(), Failure> {
-    let def = registry::find(&job.fabric).ok_or_else(|| {
-        (
-            "setup".to_string(),
-            format!("unknown fabric '{}'", job.fabric),
-        )
-    })?;
+    let def = registry::find(&job.fabric)
+        .ok_or_else(|| Failure::new("setup", RankError::UnknownFabric(job.fabric.clone())))?;
     let stage = format!("connect fabric {}", def.name);
     boot.report_stage(&stage);
     let ctx = FabricContext {
         boot: boot.clone(),
         settings: &job.settings,
     };
-    let transport = (def.connect)(&ctx).map_err(|e| (stage.clone(), e.to_string()))?;
+    let transport = (def.connect)(&ctx).map_err(|e| Failure::new(stage.clone(), e))?;
     let comm = Comm::new(transport);
-    let fail = |comm: &Comm, e: String| (comm.transport().stage(), e);
+    let fail = |comm: &Comm, e: RankError| Failure::new(comm.transport().stage(), e);
     for s in &spec.suites {
         let suite = suites::find(&s.suite)
-            .ok_or_else(|| ("setup".to_string(), format!("unknown suite '{}'", s.suite)))?;
+            .ok_or_else(|| Failure::new("setup", RankError::UnknownSuite(s.suite.clone())))?;
         let done = job.done.iter().find(|d| d.suite == s.suite);
         if done.is_some_and(|d| d.whole) {
             continue;
@@ -184,7 +227,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
                     suite: s.suite.clone(),
                 },
             )
-            .map_err(|e| fail(&comm, e))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         }
         let mut report = Reporter {
             boot: boot.as_ref(),
@@ -193,7 +236,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
         };
         suite
             .run(&comm, &s.params, done_points, &mut report)
-            .map_err(|e| fail(&comm, e.to_string()))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         if comm.rank() == 0 {
             send(
                 boot.as_ref(),
@@ -202,7 +245,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
                     suite: s.suite.clone(),
                 },
             )
-            .map_err(|e| fail(&comm, e))?;
+            .map_err(|e| fail(&comm, e.into()))?;
         }
     }
     comm.set_stage(&format!("finish fabric {}", def.name));
@@ -215,7 +258,37 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
             virtual_time: comm.virtual_time(),
         },
     )
-    .map_err(|e| fail(&comm, e))?;
+    .map_err(|e| fail(&comm, e.into()))?;
     comm.finish()
-        .map_err(|e| (format!("finish fabric {}", def.name), e.to_string()))
+        .map_err(|e| Failure::new(format!("finish fabric {}", def.name), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_gone_or_a_deadlock_is_secondary_however_it_arrives() {
+        let gone = || TransportError::PeerGone {
+            peer: "rank 1".into(),
+            why: "connection reset".into(),
+            stage: "osu_latency size 8".into(),
+        };
+        let deadlock = || TransportError::Deadlock("rank 0 waits on rank 1".into());
+        assert!(RankError::Transport(gone()).is_secondary());
+        assert!(RankError::Suite(SuiteError::Transport(gone())).is_secondary());
+        assert!(RankError::Transport(deadlock()).is_secondary());
+        assert!(RankError::Suite(SuiteError::Transport(deadlock())).is_secondary());
+    }
+
+    #[test]
+    fn a_root_cause_is_not_secondary() {
+        let remote = TransportError::Remote {
+            rank: 1,
+            message: "rank 2 is gone (reset) (stage: x)".into(),
+        };
+        assert!(!RankError::Transport(remote).is_secondary());
+        assert!(!RankError::Suite(SuiteError::Check("sum is 3, expected 4".into())).is_secondary());
+        assert!(!RankError::UnknownSuite("osu_nope".into()).is_secondary());
+    }
 }

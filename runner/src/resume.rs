@@ -8,6 +8,8 @@ use bench_core::measure::PointKey;
 use results::model::Run;
 use serde::{Deserialize, Serialize};
 
+use crate::error::ResumeError;
+
 /// A kept partial run to continue: its directory and what it had measured.
 #[derive(Debug, Clone)]
 pub struct Resume {
@@ -37,19 +39,17 @@ pub(crate) struct Expected<'a> {
 impl Resume {
     /// The kept partial run in `dir`, if it is one and ran what `expected` runs; otherwise
     /// why not, in words.
-    pub(crate) fn read(dir: &Path, expected: &Expected<'_>) -> Result<Resume, String> {
+    pub(crate) fn read(dir: &Path, expected: &Expected<'_>) -> Result<Resume, ResumeError> {
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if !name.ends_with(results::run_dir::PARTIAL_SUFFIX) {
-            return Err(
-                "give the directory of a run that was kept incomplete, named RUN_ID.partial".into(),
-            );
+            return Err(ResumeError::NotPartial);
         }
-        let prior = results::read_run(dir).map_err(|e| e.to_string())?;
+        let prior = results::read_run(dir)?;
         if prior.manifest.partial.is_none() {
-            return Err("its manifest says the run is complete".into());
+            return Err(ResumeError::Complete);
         }
         let names: Vec<&str> = expected.suites.iter().map(|(n, _)| *n).collect();
         let had: Vec<&str> = prior
@@ -63,19 +63,20 @@ impl Resume {
             || had != expected.fabrics
             || had_ranks.is_some_and(|n| n != expected.ranks)
         {
-            return Err(format!(
-                "it ran {} on {} with {} ranks; this plan is {} on {} with {}",
-                prior.manifest.suites.join(" "),
-                had.join(","),
-                had_ranks.unwrap_or(0),
-                names.join(" "),
-                expected.fabrics.join(","),
-                expected.ranks
-            ));
+            return Err(ResumeError::OtherPlan {
+                had_suites: prior.manifest.suites.clone(),
+                had_fabrics: had.iter().map(|f| f.to_string()).collect(),
+                had_ranks: had_ranks.unwrap_or(0),
+                suites: names.iter().map(|s| s.to_string()).collect(),
+                fabrics: expected.fabrics.iter().map(|f| f.to_string()).collect(),
+                ranks: expected.ranks,
+            });
         }
         for (name, params) in &expected.suites {
             if prior.manifest.params.get(*name) != Some(*params) {
-                return Err(format!("{name} ran with other parameters than this plan's"));
+                return Err(ResumeError::OtherParams {
+                    suite: name.to_string(),
+                });
             }
         }
         Ok(Resume {

@@ -122,7 +122,7 @@ fn agree(comm: &Comm, choice: Option<Option<PointKey>>) -> Result<Option<PointKe
     comm.bcast(&mut bytes, 0)?;
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| SuiteError::Report(format!("rank 0 chose a point that does not decode: {e}")))
+        .map_err(SuiteError::PointDecode)
 }
 
 /// Measures one point; rank 0 gets it back to hand over (the others get None).

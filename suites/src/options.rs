@@ -11,6 +11,11 @@
 
 use std::collections::BTreeMap;
 
+/// A refusal of a suite's parameters: one line saying what is wrong and what is valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParamError(pub String);
+
 /// What kind of value an option takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OptionKind {
@@ -113,11 +118,11 @@ impl SuiteArgs {
     }
 
     /// A [`OptionKind::Count`] option's value.
-    pub fn count(&self, long: &str) -> Result<Option<u64>, String> {
+    pub fn count(&self, long: &str) -> Result<Option<u64>, ParamError> {
         self.get(long)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("--{long} {v}: expected a whole number"))
+                    .map_err(|_| ParamError(format!("--{long} {v}: expected a whole number")))
             })
             .transpose()
     }
@@ -146,7 +151,7 @@ mod tests {
         assert_eq!(a.count("iterations"), Ok(Some(20)));
         assert_eq!(a.count("warmup"), Ok(None));
         a.set("warmup", "x");
-        assert!(a.count("warmup").unwrap_err().contains("whole number"));
+        assert!(a.count("warmup").unwrap_err().0.contains("whole number"));
         assert_eq!(
             a.names().collect::<Vec<_>>(),
             ["iterations", "validation", "warmup"]

@@ -4,19 +4,16 @@
 //! ([`crate::driver`]) owns everything else: the point loop, warm-up, timing, validation and
 //! handing over raw samples.
 
+use bench_core::bootstrap::BootstrapError;
 use bench_core::measure::{Layout, Metric, Point, PointKey};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use transports::comm::Comm;
 use transports::TransportError;
 
+pub use crate::options::ParamError;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
-
-/// A refusal of a suite's parameters: one line saying what is wrong and what is valid.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ParamError(pub String);
 
 /// Why a suite failed while running.
 #[derive(Debug, thiserror::Error)]
@@ -37,8 +34,11 @@ pub enum SuiteError {
     #[error(transparent)]
     Params(#[from] ParamError),
     /// Handing a result to the frontend failed.
-    #[error("{0}")]
-    Report(String),
+    #[error(transparent)]
+    Bootstrap(#[from] BootstrapError),
+    /// Rank 0 handed the other ranks a point they cannot read.
+    #[error("rank 0 chose a point that does not decode: {0}")]
+    PointDecode(#[source] serde_json::Error),
 }
 
 /// How one point is measured.

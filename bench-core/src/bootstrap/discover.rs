@@ -13,6 +13,30 @@ pub struct External {
     pub job: Option<String>,
 }
 
+/// Why the environment an external launcher left cannot be read as a rank.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error("{launcher}: {rank_var} is not a number")]
+    RankNotANumber {
+        launcher: &'static str,
+        rank_var: &'static str,
+    },
+    #[error("{launcher}: {rank_var} is set but {size_var} is not a number")]
+    SizeNotANumber {
+        launcher: &'static str,
+        rank_var: &'static str,
+        size_var: &'static str,
+    },
+    #[error("{launcher}: {rank_var}={rank} is not below {size_var}={size}")]
+    RankNotBelowSize {
+        launcher: &'static str,
+        rank_var: &'static str,
+        rank: usize,
+        size_var: &'static str,
+        size: usize,
+    },
+}
+
 /// How this process was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Started {
@@ -29,7 +53,7 @@ fn num(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<usize> {
 }
 
 /// Reads the environment through `env` (so tests can fake one).
-pub fn detect_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Started, String> {
+pub fn detect_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Started, DiscoveryError> {
     if env(super::env::RANK).is_some() {
         return Ok(Started::ByFabbench);
     }
@@ -54,14 +78,20 @@ pub fn detect_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Started, Stri
             continue;
         }
         let rank =
-            num(env, rank_var).ok_or_else(|| format!("{launcher}: {rank_var} is not a number"))?;
-        let size = num(env, size_var).ok_or_else(|| {
-            format!("{launcher}: {rank_var} is set but {size_var} is not a number")
+            num(env, rank_var).ok_or(DiscoveryError::RankNotANumber { launcher, rank_var })?;
+        let size = num(env, size_var).ok_or(DiscoveryError::SizeNotANumber {
+            launcher,
+            rank_var,
+            size_var,
         })?;
         if rank >= size {
-            return Err(format!(
-                "{launcher}: {rank_var}={rank} is not below {size_var}={size}"
-            ));
+            return Err(DiscoveryError::RankNotBelowSize {
+                launcher,
+                rank_var,
+                rank,
+                size_var,
+                size,
+            });
         }
         let mut job = job_vars.iter().find_map(|v| env(v));
         if launcher == "Slurm" {
@@ -79,7 +109,7 @@ pub fn detect_with(env: &dyn Fn(&str) -> Option<String>) -> Result<Started, Stri
     Ok(Started::ByUser)
 }
 
-pub fn detect() -> Result<Started, String> {
+pub fn detect() -> Result<Started, DiscoveryError> {
     detect_with(&|k| std::env::var(k).ok())
 }
 
@@ -88,7 +118,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn with(vars: &[(&str, &str)]) -> Result<Started, String> {
+    fn with(vars: &[(&str, &str)]) -> Result<Started, DiscoveryError> {
         let m: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -148,11 +178,30 @@ mod tests {
 
     #[test]
     fn inconsistent_variables_are_reported() {
-        assert!(with(&[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "2")])
-            .unwrap_err()
-            .contains("not below"));
-        assert!(with(&[("PMI_RANK", "x"), ("PMI_SIZE", "2")])
-            .unwrap_err()
-            .contains("not a number"));
+        let not_below = with(&[("SLURM_PROCID", "2"), ("SLURM_NTASKS", "2")]).unwrap_err();
+        assert!(
+            matches!(
+                not_below,
+                DiscoveryError::RankNotBelowSize {
+                    rank: 2,
+                    size: 2,
+                    ..
+                }
+            ),
+            "{not_below:?}"
+        );
+        assert!(not_below.to_string().contains("not below"));
+        let not_a_number = with(&[("PMI_RANK", "x"), ("PMI_SIZE", "2")]).unwrap_err();
+        assert!(
+            matches!(
+                not_a_number,
+                DiscoveryError::RankNotANumber {
+                    rank_var: "PMI_RANK",
+                    ..
+                }
+            ),
+            "{not_a_number:?}"
+        );
+        assert!(not_a_number.to_string().contains("not a number"));
     }
 }

@@ -28,9 +28,9 @@ const KEY: &str = "reference";
 /// Reads and checks the reference file at `path`.
 pub fn load(path: &Path) -> Result<Vec<Reference>, ReferenceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ReferenceError::Unreadable {
+    let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Unreadable {
         file: file.clone(),
-        reason: e.to_string(),
+        source,
     })?;
     parse(&text, &file)
 }

@@ -79,10 +79,14 @@ impl Reference {
 
 /// Why a reference file could not be read or held against a run. Every variant names the
 /// file; those about one entry name its index (1 for the first `[[reference]]`).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReferenceError {
-    #[error("cannot read {file}: {reason}")]
-    Unreadable { file: String, reason: String },
+    #[error("cannot read {file}: {source}")]
+    Unreadable {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{file} line {line}: {reason} (a reference file is TOML: [[reference]] tables)")]
     Syntax {
         file: String,

@@ -95,8 +95,7 @@ impl Renderer for Json {
             summary: c.summary(),
             verdicts: c.entries.iter().map(Row::of).collect(),
         };
-        let text =
-            serde_json::to_string_pretty(&doc).map_err(|e| CompareError::Format(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&doc)?;
         Ok(text + "\n")
     }
 }

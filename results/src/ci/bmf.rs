@@ -109,7 +109,7 @@ pub fn results(run: &Run) -> (Results, Vec<String>) {
 /// bmf.json.
 pub fn export(run: &Run) -> Result<Export, ResultsError> {
     let (results, skipped) = results(run);
-    let mut contents = serde_json::to_vec_pretty(&results).map_err(ResultsError::json)?;
+    let mut contents = serde_json::to_vec_pretty(&results)?;
     contents.push(b'\n');
     Ok(Export {
         files: vec![ExportFile {

@@ -63,7 +63,7 @@ pub fn entries(run: &Run) -> Entries {
 pub fn export(run: &Run) -> Result<Export, ResultsError> {
     let e = entries(run);
     let file = |name: &str, entries: &[Entry]| -> Result<ExportFile, ResultsError> {
-        let mut contents = serde_json::to_vec_pretty(entries).map_err(ResultsError::json)?;
+        let mut contents = serde_json::to_vec_pretty(entries)?;
         contents.push(b'\n');
         Ok(ExportFile {
             name: name.into(),

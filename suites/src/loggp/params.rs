@@ -163,13 +163,10 @@ impl LoggpParams {
             None => Pattern::ALL.to_vec(),
             Some(list) => Pattern::parse_list(list)?,
         };
-        let iterations = args.count("iterations").map_err(usage)?;
-        let warmup = args.count("warmup").map_err(usage)?;
+        let iterations = args.count("iterations")?;
+        let warmup = args.count("warmup")?;
         check_counts(iterations, warmup)?;
-        let window = args
-            .count("window-size")
-            .map_err(usage)?
-            .unwrap_or(DEFAULT_WINDOW);
+        let window = args.count("window-size")?.unwrap_or(DEFAULT_WINDOW);
         if !(1..=MAX_WINDOW).contains(&window) {
             return Err(usage(format!(
                 "-W {window}: the window must be 1 to {MAX_WINDOW}"

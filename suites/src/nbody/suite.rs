@@ -65,7 +65,7 @@ pub struct NbodySuite;
 pub static NBODY: NbodySuite = NbodySuite;
 
 fn bounded(args: &SuiteArgs, long: &str, default: u64, max: u64) -> Result<u64, ParamError> {
-    let v = args.count(long).map_err(ParamError)?.unwrap_or(default);
+    let v = args.count(long)?.unwrap_or(default);
     if !(1..=max).contains(&v) {
         return Err(ParamError(format!("--{long} {v}: give 1 to {max}")));
     }

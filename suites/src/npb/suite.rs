@@ -176,7 +176,7 @@ impl Suite for Npb {
                 .parse()
                 .map_err(|e: String| ParamError(format!("--class {c}: {e}")))?,
         };
-        let repeat = args.count("repeat").map_err(ParamError)?.unwrap_or(1);
+        let repeat = args.count("repeat")?.unwrap_or(1);
         if !(1..=MAX_REPEAT).contains(&repeat) {
             return Err(ParamError(format!(
                 "--repeat {repeat}: give 1 to {MAX_REPEAT} timed runs"

@@ -113,9 +113,9 @@ impl OsuParams {
             None => (None, None),
             Some(m) => message_sizes(m)?,
         };
-        let iterations = args.count("iterations").map_err(usage)?;
-        let warmup = args.count("warmup").map_err(usage)?;
-        let window = args.count("window-size").map_err(usage)?;
+        let iterations = args.count("iterations")?;
+        let warmup = args.count("warmup")?;
+        let window = args.count("window-size")?;
         check_counts(iterations, warmup)?;
         if let Some(w) = window.filter(|w| !(1..=MAX_WINDOW).contains(w)) {
             return Err(usage(format!(
