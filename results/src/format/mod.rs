@@ -15,6 +15,7 @@ pub mod mpptest;
 pub mod nbody;
 pub mod npb;
 pub mod osu;
+pub mod table;
 
 use std::path::PathBuf;
 
