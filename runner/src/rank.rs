@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bench_core::bootstrap::tcp::Client;
 use bench_core::bootstrap::{env, Bootstrap};
 use bench_core::measure::{Point, PointKey};
-use suites::{Report, SuiteError};
+use suites::{PointSink, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
 use transports::registry;
@@ -114,7 +114,7 @@ struct Reporter<'a> {
     suite: &'a str,
 }
 
-impl Report for Reporter<'_> {
+impl PointSink for Reporter<'_> {
     fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError> {
         send(
             self.boot,

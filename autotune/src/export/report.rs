@@ -17,9 +17,9 @@ use crate::outcome::{
 };
 
 /// Writes `report.md`, always.
-pub struct Report;
+pub struct MarkdownReport;
 
-impl Exporter for Report {
+impl Exporter for MarkdownReport {
     fn files(&self, o: &Outcome) -> Result<Vec<File>, ExportError> {
         let mut md = String::new();
         md += &heading(o);
@@ -422,7 +422,7 @@ mod tests {
     use crate::export::sample;
 
     fn report(o: &Outcome) -> String {
-        let files = Report.files(o).unwrap();
+        let files = MarkdownReport.files(o).unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].0, PathBuf::from("report.md"));
         String::from_utf8(files[0].1.clone()).unwrap()
@@ -593,7 +593,7 @@ mod tests {
     fn a_missing_sweep_is_an_error() {
         let mut o = sample::outcome();
         o.measurements.remove(1);
-        let err = Report.files(&o).unwrap_err();
+        let err = MarkdownReport.files(&o).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the threshold of eager_limit refers to measurement 1, which the outcome does not hold"

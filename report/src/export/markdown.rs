@@ -6,7 +6,7 @@
 use super::{
     figures_note, reference_note, sections, summary, value_cells, value_headers, Exporter,
 };
-use crate::{Report, Figure, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
 use results::format::table::{escape_markdown, Align, Table};
 
 pub struct Markdown {
@@ -26,7 +26,7 @@ fn target(dir: &str, file: &str) -> String {
 }
 
 impl Exporter for Markdown {
-    fn export(&self, report: &Report, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let mut out = String::from("# fabbench report\n\n");
         out.push_str(&format!("{}.\n\n", escape_markdown(&summary(report))));
         let mut legend = Table::new([

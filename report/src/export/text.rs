@@ -2,13 +2,13 @@
 //! has, then per suite and metric a table of aligned columns for a terminal.
 
 use super::{describe, reference_note, sections, summary, value_cells, value_headers, Exporter};
-use crate::{Report, Figure, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
 use results::format::table::{Align, Table};
 
 pub struct Text;
 
 impl Exporter for Text {
-    fn export(&self, report: &Report, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let mut out = String::new();
         out.push_str(&format!("# fabbench report: {}\n", summary(report)));
         out.push_str("# columns:\n");
