@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use results::format::table::{DelimiterRow, Table};
 use results::run_dir::RunDir;
 
 use crate::error::CalibrateError;
@@ -134,6 +135,11 @@ fn unit(suite: &str) -> &'static str {
     }
 }
 
+/// A table of report.md, in the tight delimiter row it always had.
+fn markdown_table(header: &[&str]) -> Table {
+    Table::new(header.iter().copied()).delimiter_row(DelimiterRow::Tight)
+}
+
 pub fn markdown(o: &Outcome) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Calibration of the {} card\n", o.fabric);
@@ -155,52 +161,59 @@ pub fn markdown(o: &Outcome) -> String {
         }
     );
     let _ = writeln!(md, "## The table beside the calibrated card\n");
-    let _ = writeln!(
-        md,
-        "| suite | size (B) | measured | calibrated | error | card before |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let mut points = markdown_table(&[
+        "suite",
+        "size (B)",
+        "measured",
+        "calibrated",
+        "error",
+        "card before",
+    ]);
     for p in &o.points {
         let f = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-        let _ = writeln!(
-            md,
-            "| {} | {} | {:.2} {} | {} | {} | {} |",
-            p.suite,
-            p.size,
-            p.measured,
-            unit(&p.suite),
+        points.push_row([
+            p.suite.clone(),
+            p.size.to_string(),
+            format!("{:.2} {}", p.measured, unit(&p.suite)),
             f(p.emulated),
             p.error
                 .map(|e| format!("{:+.1} %", e * 100.0))
                 .unwrap_or_else(|| "left out".into()),
-            f(p.before)
-        );
+            f(p.before),
+        ]);
     }
+    md.push_str(&points.to_markdown());
     let _ = writeln!(md, "\n## Fitted values\n");
-    let _ = writeln!(
-        md,
-        "| parameter | card | fitted | how well the table determines it |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|");
+    let mut fitted = markdown_table(&[
+        "parameter",
+        "card",
+        "fitted",
+        "how well the table determines it",
+    ]);
     for p in &o.params {
-        let _ = writeln!(
-            md,
-            "| {}{} | {} | {} | {}{} |",
-            p.free.name,
-            if p.free.overrides_stated {
-                " (overrides a stated value)"
-            } else {
-                ""
-            },
+        fitted.push_row([
+            format!(
+                "{}{}",
+                p.free.name,
+                if p.free.overrides_stated {
+                    " (overrides a stated value)"
+                } else {
+                    ""
+                }
+            ),
             value_text(&p.free.kind, p.free.start),
             value_text(&p.free.kind, p.value),
-            p.determination.verdict,
-            p.determination
-                .within_factor
-                .map(|k| format!(" (the fit holds within x/÷{k})"))
-                .unwrap_or_default()
-        );
+            format!(
+                "{}{}",
+                p.determination.verdict,
+                p.determination
+                    .within_factor
+                    .map(|k| format!(" (the fit holds within x/÷{k})"))
+                    .unwrap_or_default()
+            ),
+        ]);
     }
+    md.push_str(&fitted.to_markdown());
     let _ = writeln!(
         md,
         "\nRun it: `fabbench run osu_latency osu_bw osu_bibw --fabric {} --model card.toml`",

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use results::format::table::{DelimiterRow, Table};
 use serde::Serialize;
 
 use crate::card::{number, Provenance};
@@ -108,6 +109,11 @@ fn bandwidth(p: &LogGp) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// A table of report.md, in the tight delimiter row it always had.
+fn markdown_table(header: &[&str]) -> Table {
+    Table::new(header.iter().copied()).delimiter_row(DelimiterRow::Tight)
+}
+
 impl Exporter for Markdown {
     fn file_name(&self) -> &'static str {
         "report.md"
@@ -137,19 +143,30 @@ impl Exporter for Markdown {
             md,
             "LogGP per protocol segment: a message of s bytes costs the sender o_s(s) = o_s + s·o_s/B, the wire s·G and then L, the receiver o_r(s) = o_r + s·o_r/B; the NIC starts one message per g + s·G. Values in ns (per byte where /B); 95 % intervals in parentheses where the data give one.\n"
         );
-        let _ = writeln!(md, "| segment | sizes measured | L | o_s | o_s/B | o_r | o_r/B | g | G | one-way at start (us) | stream limit (MB/s) |");
-        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
+        let mut segments = markdown_table(&[
+            "segment",
+            "sizes measured",
+            "L",
+            "o_s",
+            "o_s/B",
+            "o_r",
+            "o_r/B",
+            "g",
+            "G",
+            "one-way at start (us)",
+            "stream limit (MB/s)",
+        ]);
         for (k, s) in fit.segments.iter().enumerate() {
             let p = &s.params;
             let iv = &s.intervals;
-            let _ = writeln!(
-                md,
-                "| {} from {} B | {} ({}..{} B) | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} |",
-                k + 1,
-                s.from,
-                s.sizes.len(),
-                s.sizes.first().unwrap_or(&0),
-                s.sizes.last().unwrap_or(&0),
+            segments.push_row([
+                format!("{} from {} B", k + 1, s.from),
+                format!(
+                    "{} ({}..{} B)",
+                    s.sizes.len(),
+                    s.sizes.first().unwrap_or(&0),
+                    s.sizes.last().unwrap_or(&0)
+                ),
                 with_iv(p.latency_ns, iv.latency_ns),
                 with_iv(p.send_ns, iv.send_ns),
                 with_iv(p.send_per_byte_ns, iv.send_per_byte_ns),
@@ -157,26 +174,25 @@ impl Exporter for Markdown {
                 with_iv(p.recv_per_byte_ns, iv.recv_per_byte_ns),
                 with_iv(p.gap_ns, iv.gap_ns),
                 with_iv(p.gap_per_byte_ns, iv.gap_per_byte_ns),
-                p.one_way(s.from) / 1e3,
+                format!("{:.3}", p.one_way(s.from) / 1e3),
                 bandwidth(p),
-            );
+            ]);
         }
+        md.push_str(&segments.to_markdown());
         let _ = writeln!(md, "\n## Protocol switches\n");
         if fit.switches.is_empty() {
             let _ = writeln!(md, "The ping-pong curve is one straight line: no switch.");
         } else {
-            let _ = writeln!(md, "| between (B) | kind | step at the first size after |");
-            let _ = writeln!(md, "|---|---|---|");
+            let mut switches =
+                markdown_table(&["between (B)", "kind", "step at the first size after"]);
             for s in &fit.switches {
-                let _ = writeln!(
-                    md,
-                    "| {}..{} | {} | {:+.1} % |",
-                    s.after,
-                    s.before,
-                    s.kind,
-                    s.step * 100.0
-                );
+                switches.push_row([
+                    format!("{}..{}", s.after, s.before),
+                    s.kind.to_string(),
+                    format!("{:+.1} %", s.step * 100.0),
+                ]);
             }
+            md.push_str(&switches.to_markdown());
         }
         let notes: Vec<String> = fit
             .segments
@@ -196,24 +212,25 @@ impl Exporter for Markdown {
             let _ = writeln!(md, "{}", notes.join("\n"));
         }
         let _ = writeln!(md, "\n## How well the model fits\n");
-        let _ = writeln!(
-            md,
-            "| pattern | worst error | at size (B) | measured (us) | model (us) |"
-        );
-        let _ = writeln!(md, "|---|---|---|---|---|");
+        let mut worst = markdown_table(&[
+            "pattern",
+            "worst error",
+            "at size (B)",
+            "measured (us)",
+            "model (us)",
+        ]);
         for p in Pattern::ALL {
             if let Some(r) = fit.worst(p, 0) {
-                let _ = writeln!(
-                    md,
-                    "| {} | {:+.1} % | {} | {:.3} | {:.3} |",
-                    p.name(),
-                    r.error() * 100.0,
-                    r.size,
-                    r.measured_ns / 1e3,
-                    r.model_ns / 1e3
-                );
+                worst.push_row([
+                    p.name().to_string(),
+                    format!("{:+.1} %", r.error() * 100.0),
+                    r.size.to_string(),
+                    format!("{:.3}", r.measured_ns / 1e3),
+                    format!("{:.3}", r.model_ns / 1e3),
+                ]);
             }
         }
+        md.push_str(&worst.to_markdown());
         let _ = writeln!(md, "\nEvery measurement beside the model is in fit.csv.\n");
         let _ = writeln!(md, "![the fit](fit-{}.svg)\n", o.fabric);
         let _ = writeln!(md, "## Run the model\n");

@@ -4,6 +4,7 @@
 //! before, and the change points ("at REV DATE: 1.23 -> 1.41 us (+14.6%, regression,
 //! p=1.0e-5)").
 
+use results::format::table::{DelimiterRow, Table};
 use serde_json::json;
 
 use crate::changes::Change;
@@ -127,8 +128,9 @@ fn heading(view: &View) -> String {
     )
 }
 
-/// The cells of every row, with the header first.
-fn rows(view: &View) -> Vec<Vec<String>> {
+/// One row per series: where it is, how many entries, the latest value, its move and the
+/// change points.
+fn series_table(view: &View) -> Table {
     let hosts: std::collections::BTreeSet<Option<&String>> = view
         .trends
         .iter()
@@ -151,7 +153,7 @@ fn rows(view: &View) -> Vec<Vec<String>> {
         "vs prev",
         "change points",
     ]);
-    let mut out = vec![header.into_iter().map(String::from).collect()];
+    let mut table = Table::new(header).delimiter_row(DelimiterRow::Tight);
     for t in &view.trends {
         let k = &t.series.key;
         let mut row = Vec::new();
@@ -170,46 +172,17 @@ fn rows(view: &View) -> Vec<Vec<String>> {
             t.since_previous().map_or("-".into(), percent),
             changes_text(view, t),
         ]);
-        out.push(row);
+        table.push_row(row);
     }
-    out
+    table
 }
 
 fn table(view: &View) -> String {
-    let rows = rows(view);
-    let columns = rows[0].len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = heading(view);
-    out.push('\n');
-    for r in &rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            if c + 1 == columns {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}  ", w = widths[c]));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    format!("{}\n{}", heading(view), series_table(view).to_text())
 }
 
 fn markdown(view: &View) -> String {
-    let rows = rows(view);
-    let cell = |s: &str| s.replace('|', "\\|");
-    let mut out = format!("{}\n\n", heading(view));
-    for (i, r) in rows.iter().enumerate() {
-        let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        if i == 0 {
-            out.push_str(&format!("|{}\n", "---|".repeat(r.len())));
-        }
-    }
-    out
+    format!("{}\n\n{}", heading(view), series_table(view).to_markdown())
 }
 
 fn csv_text(view: &View) -> String {

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use report::{By, Figure, Format, Inputs, Report, ReportError};
+use report::{By, CrossRunReport, Figure, Format, Inputs, ReportError};
 
 use crate::args::{ReportArgs, ReportBy, ReportFormat};
 use crate::exit;
@@ -44,7 +44,7 @@ fn report(args: &ReportArgs) -> Result<(), ReportError> {
         .flat_map(|d| results::read::runs_in(d))
         .collect();
     let inputs = Inputs::read(&runs)?;
-    let report = Report::build(&inputs, by(args.by), args.reference.as_deref())?;
+    let report = CrossRunReport::build(&inputs, by(args.by), args.reference.as_deref())?;
     let format = format(args.format);
     // Only Markdown and HTML show figures; the others need none drawn.
     let figures: Vec<Figure> = if matches!(format, Format::Markdown | Format::Html) {

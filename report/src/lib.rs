@@ -23,7 +23,7 @@ pub use table::{Ratio, Row, Table};
 
 /// A report: its table and what the legend says of it.
 #[derive(Debug, Clone)]
-pub struct Report {
+pub struct CrossRunReport {
     pub by: By,
     /// How many runs it is made of.
     pub runs: usize,
@@ -32,10 +32,14 @@ pub struct Report {
     pub table: Table,
 }
 
-impl Report {
+impl CrossRunReport {
     /// The report of `inputs`, with columns as `by` says and, when `reference` names one of
     /// the inputs (by path or run id), ratios against it.
-    pub fn build(inputs: &Inputs, by: By, reference: Option<&str>) -> Result<Report, ReportError> {
+    pub fn build(
+        inputs: &Inputs,
+        by: By,
+        reference: Option<&str>,
+    ) -> Result<CrossRunReport, ReportError> {
         let reference = reference
             .map(|given| {
                 inputs.find(given).ok_or_else(|| {
@@ -57,7 +61,7 @@ impl Report {
             .transpose()?;
         let columns = columns::columns(inputs, by)?;
         let table = Table::build(inputs, columns, reference)?;
-        Ok(Report {
+        Ok(CrossRunReport {
             by,
             runs: inputs.len(),
             reference: reference.map(|r| inputs.get(r).run_id().to_string()),
@@ -89,7 +93,7 @@ mod tests {
     fn the_reference_is_found_by_path_or_run_id() {
         let i = inputs();
         for given in ["runs/b", "B"] {
-            let r = Report::build(&i, By::Run, Some(given)).unwrap();
+            let r = CrossRunReport::build(&i, By::Run, Some(given)).unwrap();
             assert_eq!(r.reference.as_deref(), Some("B"));
             assert_eq!(r.table.ratios[0].label, "A/B");
         }
@@ -97,7 +101,7 @@ mod tests {
 
     #[test]
     fn a_reference_not_among_the_inputs_names_them() {
-        let e = Report::build(&inputs(), By::Run, Some("runs/c"))
+        let e = CrossRunReport::build(&inputs(), By::Run, Some("runs/c"))
             .unwrap_err()
             .to_string();
         assert_eq!(e, "--reference runs/c is not among the runs given (A, B)");
@@ -140,12 +144,12 @@ mod tests {
         let cols = columns::columns(&inputs, By::Run).unwrap();
         assert_ne!(cols[0].label, cols[1].label);
         // The id alone is ambiguous as a reference; the path is not.
-        let e = Report::build(&inputs, By::Run, Some("A")).unwrap_err();
+        let e = CrossRunReport::build(&inputs, By::Run, Some("A")).unwrap_err();
         assert_eq!(
             e.to_string(),
             "--reference A: 2 of the runs given have that id; give the run's directory (x/A, y/A)"
         );
-        let r = Report::build(&inputs, By::Run, Some("y/A")).unwrap();
+        let r = CrossRunReport::build(&inputs, By::Run, Some("y/A")).unwrap();
         assert_eq!(r.table.reference, Some(1));
     }
 }

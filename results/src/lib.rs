@@ -2,30 +2,35 @@
 //! manifest (JSON), tidy summary records and raw samples (CSV), a JSON document of both,
 //! HdrHistogram interval logs and percentile distributions, OSU's text layout, and mpptest's
 //! data table and gnuplot script with the breakpoints of its curve. Writers sit behind one
-//! [`exporter::Exporter`] trait and work from a [`model::Run`] alone, a run directory is only
+//! [`format::Exporter`] trait and work from a [`model::Run`] alone, a run directory is only
 //! ever seen complete ([`run_dir::RunDir`]), and [`read::read_run`] turns a directory back
-//! into the `Run` it was written from (older layouts through [`legacy`]).
+//! into the `Run` it was written from (older layouts through [`read::legacy`]).
 
 pub mod atomic;
-pub mod ci;
 pub mod error;
-pub mod export;
-pub mod exporter;
-pub mod files;
+pub mod format;
 pub mod hdr;
-pub mod hist;
-pub mod legacy;
 pub mod model;
-pub mod mpptest;
-pub mod nbody;
-pub mod npb;
-pub mod osu;
 pub mod read;
 pub mod run_dir;
 pub mod scaling;
-mod source;
 #[cfg(test)]
 mod testing;
+
+// The paths other crates name, kept as they were; the modules live in `format` and `read`.
+pub use format::json_csv as files;
+pub use format::{ci, histograms as hist, mpptest, nbody, npb, osu};
+pub use read::legacy;
+
+/// `results::export::export_all`, as callers name it.
+pub mod export {
+    pub use crate::format::export_all;
+}
+
+/// `results::exporter::Exporter`, as callers name it.
+pub mod exporter {
+    pub use crate::format::Exporter;
+}
 
 pub use error::ResultsError;
 pub use model::{Run, SCHEMA_VERSION};

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::hdr;
 
 /// The version of the run-directory layout this crate writes. Runs written before versions
-/// existed read as version 0 ([`crate::legacy`]).
+/// existed read as version 0 ([`crate::read::legacy`]).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A tunable's value and where it came from.

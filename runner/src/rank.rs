@@ -8,7 +8,7 @@ use bench_core::bootstrap::tcp::Client;
 use bench_core::bootstrap::BootstrapError;
 use bench_core::bootstrap::{env, Bootstrap};
 use bench_core::measure::{Point, PointKey};
-use suites::{Report, SuiteError};
+use suites::{PointSink, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
 use transports::{registry, TransportError};
@@ -161,7 +161,7 @@ struct Reporter<'a> {
     suite: &'a str,
 }
 
-impl Report for Reporter<'_> {
+impl PointSink for Reporter<'_> {
     fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError> {
         send(
             self.boot,

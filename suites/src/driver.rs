@@ -13,7 +13,7 @@ use transports::comm::{Comm, ReduceOp};
 use crate::suite::{Bench, Measure, Schedule, Suite, SuiteError};
 
 /// Where rank 0 hands over what it measured, as soon as it is measured.
-pub trait Report {
+pub trait PointSink {
     /// A point is about to be measured (for progress displays).
     fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError>;
     /// A point was measured.
@@ -27,7 +27,7 @@ pub fn drive<S: Suite>(
     suite: &S,
     comm: &Comm,
     params: &S::Params,
-    report: &mut dyn Report,
+    report: &mut dyn PointSink,
 ) -> Result<(), SuiteError> {
     drive_from(suite, comm, params, &[], report)
 }
@@ -40,7 +40,7 @@ pub fn drive_from<S: Suite>(
     comm: &Comm,
     params: &S::Params,
     done: &[PointKey],
-    report: &mut dyn Report,
+    report: &mut dyn PointSink,
 ) -> Result<(), SuiteError> {
     let mut bench = suite.start(comm, params)?;
     match suite.schedule(params) {
@@ -81,7 +81,7 @@ fn chosen<B: Bench>(
     suite: &str,
     comm: &Comm,
     bench: &mut B,
-    report: &mut dyn Report,
+    report: &mut dyn PointSink,
     report_each: bool,
     mut next: impl FnMut(&[Point]) -> Option<PointKey>,
 ) -> Result<Vec<Point>, SuiteError> {
@@ -131,7 +131,7 @@ fn point<B: Bench>(
     comm: &Comm,
     bench: &mut B,
     key: &PointKey,
-    report: &mut dyn Report,
+    report: &mut dyn PointSink,
 ) -> Result<Option<Point>, SuiteError> {
     let m = bench.at(key)?;
     comm.set_stage(&format!("{suite} {key}"));

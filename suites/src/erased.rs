@@ -7,7 +7,7 @@ use bench_core::measure::{Layout, PointKey};
 use serde_json::Value;
 use transports::comm::Comm;
 
-use crate::driver::{drive_from, Report};
+use crate::driver::{drive_from, PointSink};
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{ParamError, Suite, SuiteError};
@@ -32,7 +32,7 @@ pub trait DynSuite: Sync {
         comm: &Comm,
         params: &Value,
         done: &[PointKey],
-        report: &mut dyn Report,
+        report: &mut dyn PointSink,
     ) -> Result<(), SuiteError>;
 }
 
@@ -76,7 +76,7 @@ impl<S: Suite> DynSuite for S {
         comm: &Comm,
         params: &Value,
         done: &[PointKey],
-        report: &mut dyn Report,
+        report: &mut dyn PointSink,
     ) -> Result<(), SuiteError> {
         let p = decode(self, params)?;
         drive_from(self, comm, &p, done, report)

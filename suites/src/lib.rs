@@ -18,7 +18,7 @@ pub mod osu;
 pub mod ranks;
 pub mod suite;
 
-pub use driver::{drive, drive_from, Report};
+pub use driver::{drive, drive_from, PointSink};
 pub use erased::{encode, DynSuite};
 pub use options::{Dash, OptionDef, OptionKind, SuiteArgs};
 pub use ranks::RankRule;

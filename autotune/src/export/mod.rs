@@ -17,7 +17,7 @@ use crate::outcome::{Measurement, Outcome};
 pub use json::Json;
 pub use mpi::MpiFiles;
 pub use profile::Profile;
-pub use report::Report;
+pub use report::MarkdownReport;
 
 /// A file to write: its path relative to the output directory, and its bytes.
 pub type File = (PathBuf, Vec<u8>);
@@ -45,7 +45,7 @@ pub enum ExportError {
 
 /// Every format's files, in a fixed order.
 pub fn export_all(o: &Outcome) -> Result<Vec<File>, ExportError> {
-    let exporters: [&dyn Exporter; 4] = [&Profile, &MpiFiles, &Json, &Report];
+    let exporters: [&dyn Exporter; 4] = [&Profile, &MpiFiles, &Json, &MarkdownReport];
     let mut files = Vec::new();
     for e in exporters {
         files.extend(e.files(o)?);

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use bench_core::size::format_size;
+use results::format::table::{escape_markdown, Cell, Table};
 
 use super::mpi::{self, MpiFiles};
 use super::{command_line, measurement, ExportError, Exporter, File};
@@ -16,9 +17,9 @@ use crate::outcome::{
 };
 
 /// Writes `report.md`, always.
-pub struct Report;
+pub struct MarkdownReport;
 
-impl Exporter for Report {
+impl Exporter for MarkdownReport {
     fn files(&self, o: &Outcome) -> Result<Vec<File>, ExportError> {
         let mut md = String::new();
         md += &heading(o);
@@ -73,26 +74,25 @@ fn p_value(p: Option<f64>) -> String {
     }
 }
 
-/// A table cell: a `|` in user text would split the cell, an empty value means unset.
-fn cell(text: &str) -> String {
+/// A value as a cell shows it: an empty value means unset.
+fn or_unset(text: &str) -> String {
     if text.is_empty() {
         "(unset)".into()
     } else {
-        text.replace('|', "\\|")
+        text.to_string()
     }
 }
 
-fn row(cells: &[String]) -> String {
-    format!("| {} |\n", cells.join(" | "))
-}
-
-fn table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
-    let mut t = row(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-    t += &row(&vec!["---".to_string(); header.len()]);
-    for r in rows {
-        t += &row(&r);
-    }
-    t + "\n"
+/// A Markdown table (results' one writer: every column left, cells escaped) and the blank line
+/// that ends it.
+fn table<R, C>(header: &[&str], rows: impl IntoIterator<Item = R>) -> String
+where
+    R: IntoIterator<Item = C>,
+    C: Into<Cell>,
+{
+    let mut t = Table::new(header.iter().copied());
+    t.extend_rows(rows);
+    t.to_markdown() + "\n"
 }
 
 fn bullets(lines: &[String]) -> String {
@@ -162,11 +162,11 @@ fn summary(o: &Outcome) -> String {
     let header = ["parameter", "default", "chosen", &near, "confidence"];
     let rows = o.decisions.iter().map(|d| {
         vec![
-            format!("`{}`", d.param),
-            cell(&d.default),
-            format!("**{}**", cell(&d.chosen)),
-            cell(&d.near_equal.join(", ")),
-            cell(&d.confidence),
+            Cell::markdown(format!("`{}`", d.param)),
+            Cell::text(or_unset(&d.default)),
+            Cell::markdown(format!("**{}**", escape_markdown(&or_unset(&d.chosen)))),
+            Cell::text(or_unset(&d.near_equal.join(", "))),
+            Cell::text(or_unset(&d.confidence)),
         ]
     });
     format!("## Summary\n\n{}", table(&header, rows))
@@ -321,7 +321,7 @@ fn switch(d: &Decision, s: &SwitchEvidence) -> String {
             ratio(v.ratio),
             format!("[{}, {}]", ratio(v.low), ratio(v.high)),
             p_value(v.p_value),
-            cell(v.winner.as_deref().unwrap_or("none")),
+            or_unset(v.winner.as_deref().unwrap_or("none")),
         ]
     });
     md += &table(&["size", "ratio", "95 % interval", "p", "winner"], rows);
@@ -338,7 +338,7 @@ fn fragment(d: &Decision, f: &FragmentEvidence) -> String {
     let rows = f.candidates.iter().map(|c| {
         let chosen = if c.value == d.chosen { " (chosen)" } else { "" };
         vec![
-            format!("{}{chosen}", cell(&c.value)),
+            format!("{}{chosen}", or_unset(&c.value)),
             c.relative_cost
                 .map(ratio)
                 .unwrap_or_else(|| "run failed".to_string()),
@@ -376,7 +376,7 @@ fn verification(v: &Verification) -> String {
             format_size(g.size),
             us(g.default_value),
             us(g.tuned_value),
-            cell(&g.unit),
+            or_unset(&g.unit),
             signed_pct(g.gain),
             format!("[{}, {}]", signed_pct(g.low), signed_pct(g.high)),
         ]
@@ -422,7 +422,7 @@ mod tests {
     use crate::export::sample;
 
     fn report(o: &Outcome) -> String {
-        let files = Report.files(o).unwrap();
+        let files = MarkdownReport.files(o).unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].0, PathBuf::from("report.md"));
         String::from_utf8(files[0].1.clone()).unwrap()
@@ -500,8 +500,8 @@ mod tests {
             &report(&sample::outcome()),
             &[
                 "| size | ratio | 95 % interval | p | winner |\n",
-                "| 1 | 0.900 | [0.900, 0.900] | — | on |\n",
-                "| 4KiB | 1.000 | [1.000, 1.000] | — | none |\n",
+                "| 1 | 0.900 | \\[0.900, 0.900\\] | — | on |\n",
+                "| 4KiB | 1.000 | \\[1.000, 1.000\\] | — | none |\n",
                 "- 1-2KiB: on faster by 10.0 %\n",
                 "## Interactions\n\n- rx_thread at eager_limit=12KiB: still on\n",
             ],
@@ -515,8 +515,8 @@ mod tests {
             &[
                 "## Verification: osu_latency\n",
                 "| size | default | tuned | unit | gain | 95 % interval |\n",
-                "| 8KiB | 3.30 | 3.00 | us | +10.0 % | [+10.0 %, +10.0 %] |\n",
-                "| 32KiB | 4.40 | 4.40 | us | +0.0 % | [+0.0 %, +0.0 %] |\n",
+                "| 8KiB | 3.30 | 3.00 | us | +10.0 % | \\[+10.0 %, +10.0 %\\] |\n",
+                "| 32KiB | 4.40 | 4.40 | us | +0.0 % | \\[+0.0 %, +0.0 %\\] |\n",
                 "Median gain over sizes: +5.0 %\n",
             ],
         );
@@ -593,7 +593,7 @@ mod tests {
     fn a_missing_sweep_is_an_error() {
         let mut o = sample::outcome();
         o.measurements.remove(1);
-        let err = Report.files(&o).unwrap_err();
+        let err = MarkdownReport.files(&o).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the threshold of eager_limit refers to measurement 1, which the outcome does not hold"

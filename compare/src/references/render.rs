@@ -2,7 +2,8 @@
 //! page, or JSON (every number in full) for tools. Text shows numbers to six significant
 //! digits, enough to tell apart an emulated fabric's nanosecond steps in microseconds.
 
-use results::ci::significant;
+use results::format::ci::significant;
+use results::format::table::{Align, Cell, Table};
 
 use super::check::{Check, Outcome, Verdict};
 use crate::Format;
@@ -82,13 +83,16 @@ fn cells(c: &Check) -> [String; 11] {
         format!("{} {}", n(c.reference), c.unit),
         format!("{}, {}", percent(c.lower), percent(c.upper)),
         allowed(c),
-        match c.verdict {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::NotMeasured => "FAIL: not measured",
-        }
-        .into(),
+        verdict_text(c).into(),
     ]
+}
+
+fn verdict_text(c: &Check) -> &'static str {
+    match c.verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "FAIL",
+        Verdict::NotMeasured => "FAIL: not measured",
+    }
 }
 
 /// A tolerance as a signed percentage, "none" when absent.
@@ -121,37 +125,31 @@ fn summary(o: &Outcome) -> String {
     )
 }
 
+/// The checks under [`HEADERS`], numbers aligned right, with each row's verdict as `verdict`
+/// gives it.
+fn check_table(o: &Outcome, verdict: impl Fn(&Check) -> Cell) -> Table {
+    let columns = HEADERS
+        .iter()
+        .zip(NUMERIC)
+        .map(|(h, numeric)| (*h, if numeric { Align::Right } else { Align::Left }));
+    let mut t = Table::with_columns(columns);
+    for c in &o.checks {
+        let mut row: Vec<Cell> = cells(c).into_iter().map(Cell::text).collect();
+        row[10] = verdict(c);
+        t.push_row(row);
+    }
+    t
+}
+
 fn table(o: &Outcome) -> String {
-    let rows: Vec<[String; 11]> = o.checks.iter().map(cells).collect();
-    let mut widths = HEADERS.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if NUMERIC[i] {
-                    format!("{c:>w$}", w = widths[i])
-                } else {
-                    format!("{c:<w$}", w = widths[i])
-                }
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = format!(
-        "fabbench reference check: run {} against {}\n",
-        o.run, o.references
-    );
-    out += &line(&HEADERS.map(String::from));
-    for row in &rows {
-        out += &line(row);
-    }
-    out + &summary(o) + "\n"
+    let verdict = |c: &Check| Cell::text(verdict_text(c));
+    format!(
+        "fabbench reference check: run {} against {}\n{}{}\n",
+        o.run,
+        o.references,
+        check_table(o, verdict).to_text(),
+        summary(o)
+    )
 }
 
 fn markdown(o: &Outcome) -> String {
@@ -161,27 +159,20 @@ fn markdown(o: &Outcome) -> String {
     } else {
         format!("{failed} of {} failed", o.checks.len())
     };
-    let mut out = format!(
-        "### fabbench reference check: {title}\n\nRun `{}` against `{}`.\n\n",
-        o.run, o.references
-    );
-    out += &format!("| {} |\n", HEADERS.join(" | "));
-    let rule: Vec<&str> = NUMERIC
-        .iter()
-        .map(|&r| if r { "---:" } else { "---" })
-        .collect();
-    out += &format!("| {} |\n", rule.join(" | "));
-    for c in &o.checks {
-        let mut row = cells(c).map(|s| s.replace('|', "\\|"));
-        row[10] = match c.verdict {
+    let verdict = |c: &Check| {
+        Cell::markdown(match c.verdict {
             Verdict::Pass => "✅ pass",
             Verdict::Fail => "❌ **fail**",
             Verdict::NotMeasured => "❌ **not measured**",
-        }
-        .into();
-        out += &format!("| {} |\n", row.join(" | "));
-    }
-    out + "\n" + &summary(o) + ".\n"
+        })
+    };
+    format!(
+        "### fabbench reference check: {title}\n\nRun `{}` against `{}`.\n\n{}\n{}.\n",
+        o.run,
+        o.references,
+        check_table(o, verdict).to_markdown(),
+        summary(o)
+    )
 }
 
 #[cfg(test)]

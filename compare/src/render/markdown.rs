@@ -3,7 +3,7 @@
 //! did not change folded into `<details>` blocks, so a page of unchanged rows does not bury the
 //! one that matters.
 
-use super::{cells, header, notes, partial_notes, ranks_vary, summary_line, Renderer};
+use super::{entry_table, notes, partial_notes, ranks_vary, summary_line, Renderer};
 use crate::model::{Comparison, Entry};
 use crate::rule::Verdict;
 use crate::CompareError;
@@ -51,7 +51,7 @@ impl Renderer for Markdown {
         changes.extend(of(Verdict::Improved));
         if !changes.is_empty() {
             out.push_str("### Regressions and improvements\n\n");
-            out.push_str(&table(&changes, ranks));
+            out.push_str(&entry_table(&changes, ranks).to_markdown());
             out.push('\n');
         }
         for (verdict, what) in [
@@ -65,14 +65,13 @@ impl Renderer for Markdown {
             out.push_str(&format!(
                 "<details><summary>{} {what}</summary>\n\n{}\n</details>\n\n",
                 rows.len(),
-                table(&rows, ranks)
+                entry_table(&rows, ranks).to_markdown()
             ));
         }
         Ok(out.trim_end().to_string() + "\n")
     }
 }
 
-/// A Markdown table of `rows`, numbers aligned right.
 /// " and 4 more runs" after the first run's id, when a side holds several.
 fn more_runs(runs: usize) -> String {
     match runs {
@@ -80,28 +79,6 @@ fn more_runs(runs: usize) -> String {
         2 => " and 1 more run".into(),
         n => format!(" and {} more runs", n - 1),
     }
-}
-
-fn table(rows: &[&Entry], ranks: bool) -> String {
-    let head = header(ranks);
-    let mut out = format!(
-        "| {} |\n|{}|\n",
-        head.iter().map(|(h, _)| *h).collect::<Vec<_>>().join(" | "),
-        head.iter()
-            .map(|(_, right)| if *right { "---:" } else { "---" })
-            .collect::<Vec<_>>()
-            .join("|")
-    );
-    for e in rows {
-        let texts: Vec<String> = cells(e, ranks).iter().map(|t| escape(t)).collect();
-        out.push_str(&format!("| {} |\n", texts.join(" | ")));
-    }
-    out
-}
-
-/// A cell's text with what would end the cell or start markup escaped.
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('<', "&lt;")
 }
 
 #[cfg(test)]
@@ -130,11 +107,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("|---|---|---|---|---:|"), "{text}");
-        // "<0.001" would open an HTML tag in GitHub's renderer.
-        assert!(
-            text.contains("&lt;0.001") && !text.contains("<0.001"),
-            "{text}"
-        );
+        // "<0.001" would open an HTML tag in GitHub's renderer: no `<` in a table is bare.
+        assert!(text.contains("\\<0.001"), "{text}");
+        for line in text.lines().filter(|l| l.starts_with('|')) {
+            assert!(!line.replace("\\<", "").contains('<'), "{line}");
+        }
         assert!(text.trim_end().ends_with("</details>"));
     }
 
@@ -159,7 +136,7 @@ mod tests {
         c.candidate.partial = Some("interrupted (SIGINT)".into());
         for text in [
             Markdown.render(&c).unwrap(),
-            super::super::table::Table.render(&c).unwrap(),
+            super::super::text::Table.render(&c).unwrap(),
         ] {
             assert!(
                 text.contains("is a partial run (interrupted (SIGINT)): only the points it measured are compared"),

@@ -5,15 +5,16 @@
 
 mod json;
 mod markdown;
-mod table;
+mod text;
 
 pub use json::Json;
 pub use markdown::Markdown;
-pub use table::Table;
+pub use text::Table;
 
 use std::collections::BTreeSet;
 
 use bench_core::measure::PointKey;
+use results::format::table;
 
 use crate::model::{Comparison, Entry};
 use crate::rule::{p_text, Rule, Verdict};
@@ -185,27 +186,32 @@ fn ranks_vary(entries: &[&Entry]) -> bool {
         > 1
 }
 
-/// The columns of the printed formats, and whether each is a number (aligned right).
-pub(crate) fn header(ranks: bool) -> Vec<(&'static str, bool)> {
-    let mut h = vec![("suite", false), ("fabric", false)];
+/// The entries as the printed formats show them: a row each, numbers aligned right, and a
+/// rank-count column when `ranks`. The delimiter row is the tight one compare's Markdown
+/// always had.
+pub(crate) fn entry_table(entries: &[&Entry], ranks: bool) -> table::Table {
+    use table::Align::{Left, Right};
+    let mut columns = vec![("suite", Left), ("fabric", Left)];
     if ranks {
-        h.push(("ranks", true));
+        columns.push(("ranks", Right));
     }
-    h.extend([
-        ("point", false),
-        ("metric", false),
-        ("baseline", true),
-        ("candidate", true),
-        ("change", true),
-        ("interval", true),
-        ("p", true),
-        ("verdict", false),
+    columns.extend([
+        ("point", Left),
+        ("metric", Left),
+        ("baseline", Right),
+        ("candidate", Right),
+        ("change", Right),
+        ("interval", Right),
+        ("p", Right),
+        ("verdict", Left),
     ]);
-    h
+    let mut t = table::Table::with_columns(columns).delimiter_row(table::DelimiterRow::Tight);
+    t.extend_rows(entries.iter().map(|e| cells(e, ranks)));
+    t
 }
 
-/// One entry's cells, matching [`header`].
-pub(crate) fn cells(e: &Entry, ranks: bool) -> Vec<String> {
+/// One entry's cells, matching [`entry_table`]'s columns.
+fn cells(e: &Entry, ranks: bool) -> Vec<String> {
     let mut c = vec![e.suite.clone(), e.fabric.clone()];
     if ranks {
         c.push(e.ranks.to_string());

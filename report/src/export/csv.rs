@@ -5,7 +5,7 @@
 
 use super::Exporter;
 use crate::table::INDEX;
-use crate::{Figure, Report, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
 
 pub struct Csv;
 
@@ -14,7 +14,7 @@ fn float(v: Option<f64>) -> String {
 }
 
 impl Exporter for Csv {
-    fn export(&self, report: &Report, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let bad = |e: ::csv::Error| ReportError::Table(format!("writing CSV: {e}"));
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let header: Vec<&str> = INDEX

@@ -4,7 +4,7 @@
 //! from the runs is escaped.
 
 use super::{reference_note, sections, summary, value_cells, value_headers, Exporter, MISSING};
-use crate::{Figure, Report, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
 
 pub struct Html;
 
@@ -67,7 +67,7 @@ fn cell(text: &str, numeric: bool) -> String {
 }
 
 impl Exporter for Html {
-    fn export(&self, report: &Report, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let mut out = String::new();
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");

@@ -1,38 +1,18 @@
 //! Markdown (`--format markdown`): the legend as a table, a pipe table per suite and metric,
 //! then the figures as image links into the plots directory written beside the report. Text
-//! from the runs (labels, settings, host names) is escaped so it cannot turn into markup or
-//! split a table cell.
+//! from the runs (labels, settings, host names) is escaped by results' one rule
+//! ([`escape_markdown`]) so it cannot turn into markup or split a table cell.
 
 use super::{
     figures_note, reference_note, sections, summary, value_cells, value_headers, Exporter,
 };
-use crate::{Figure, Report, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
+use results::format::table::{escape_markdown, Align, Table};
 
 pub struct Markdown {
     /// Where the figure links point, relative to the report (`report-plots`); `None` for a
     /// report on stdout, which has no figure files beside it.
     pub plots_dir: Option<String>,
-}
-
-/// `s` with every character Markdown could read as markup here backslash-escaped (CommonMark
-/// allows it before any ASCII punctuation), `|` included so a table cell stays one cell. An
-/// underscore inside a word (`eager_limit`) cannot start emphasis and is left as it is, so the
-/// source stays readable; so are characters that are markup only at the start of a line or
-/// after a `]`, which nothing here puts there.
-fn escape(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    for (i, &ch) in chars.iter().enumerate() {
-        let inside_word = ch == '_'
-            && i > 0
-            && chars[i - 1].is_alphanumeric()
-            && chars.get(i + 1).is_some_and(|c| c.is_alphanumeric());
-        if "\\`*_[]<>|~&".contains(ch) && !inside_word {
-            out.push('\\');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 /// A link target: `<...>` keeps spaces and parentheses in a file name from ending the link.
@@ -45,18 +25,15 @@ fn target(dir: &str, file: &str) -> String {
     }
 }
 
-fn table_row(cells: &[String]) -> String {
-    format!("| {} |\n", cells.join(" | "))
-}
-
 impl Exporter for Markdown {
-    fn export(&self, report: &Report, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let mut out = String::from("# fabbench report\n\n");
-        out.push_str(&format!("{}.\n\n", escape(&summary(report))));
-        out.push_str("| column | run | fabric | kind | host | started | settings |\n");
-        out.push_str(&table_row(&vec!["---".to_string(); 7]));
+        out.push_str(&format!("{}.\n\n", escape_markdown(&summary(report))));
+        let mut legend = Table::new([
+            "column", "run", "fabric", "kind", "host", "started", "settings",
+        ]);
         for c in &report.table.columns {
-            let cells: Vec<String> = [
+            legend.push_row([
                 &c.label,
                 &c.run_named(),
                 &c.fabric,
@@ -64,38 +41,31 @@ impl Exporter for Markdown {
                 &c.host,
                 &c.start_time,
                 &c.settings_line,
-            ]
-            .iter()
-            .map(|s| escape(s))
-            .collect();
-            out.push_str(&table_row(&cells));
+            ]);
         }
+        out.push_str(&legend.to_markdown());
         if let Some(note) = reference_note(report) {
-            out.push_str(&format!("\n{}.\n", escape(&upper_first(&note))));
+            out.push_str(&format!("\n{}.\n", escape_markdown(&upper_first(&note))));
         }
         let rows = report.table.rows()?;
         let values = value_headers(report);
         for s in sections(&rows) {
-            out.push_str(&format!("\n## {}\n\n", escape(&s.title())));
-            let index = s.index_header();
-            let header: Vec<String> = index
-                .iter()
-                .map(|h| h.to_string())
-                .chain(values.iter().map(|h| escape(h)))
-                .collect();
-            out.push_str(&table_row(&header));
+            out.push_str(&format!("\n## {}\n\n", escape_markdown(&s.title())));
             // Sizes and numbers right-aligned; params left.
-            let align: Vec<String> = index
-                .iter()
-                .map(|h| if *h == "params" { "---" } else { "---:" }.to_string())
-                .chain(values.iter().map(|_| "---:".to_string()))
-                .collect();
-            out.push_str(&table_row(&align));
+            let index = s.index_header().into_iter().map(|h| {
+                let align = if h == "params" {
+                    Align::Left
+                } else {
+                    Align::Right
+                };
+                (h, align)
+            });
+            let mut table =
+                Table::with_columns(index.chain(values.iter().map(|h| (*h, Align::Right))));
             for r in s.rows {
-                let mut cells: Vec<String> = s.index_cells(r).iter().map(|c| escape(c)).collect();
-                cells.extend(value_cells(r).iter().map(|c| escape(c)));
-                out.push_str(&table_row(&cells));
+                table.push_row(s.index_cells(r).into_iter().chain(value_cells(r)));
             }
+            out.push_str(&table.to_markdown());
         }
         if !figures.is_empty() {
             out.push_str("\n## Figures\n\n");
@@ -104,7 +74,7 @@ impl Exporter for Markdown {
                     for f in figures {
                         out.push_str(&format!(
                             "![{}]({})\n\n",
-                            escape(&f.title),
+                            escape_markdown(&f.title),
                             target(dir, &f.file_name)
                         ));
                     }
@@ -184,15 +154,6 @@ mod tests {
         // No figures, no section and no comment.
         let out = export(&Markdown { plots_dir: None }, &[]);
         assert!(!out.contains("Figures") && !out.contains("<!--"), "{out}");
-    }
-
-    #[test]
-    fn markup_is_escaped_but_words_stay_readable() {
-        assert_eq!(escape("eager_limit=4KiB"), "eager_limit=4KiB");
-        assert_eq!(
-            escape("_x_ *y* a|b <i> [l]"),
-            "\\_x\\_ \\*y\\* a\\|b \\<i\\> \\[l\\]"
-        );
     }
 
     #[test]

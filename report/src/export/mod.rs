@@ -1,5 +1,5 @@
 //! The one trait behind every format a report is printed in (hyperfine's shape): an exporter
-//! turns a [`Report`] and its figures into bytes and knows nothing of where they go. What the
+//! turns a [`CrossRunReport`] and its figures into bytes and knows nothing of where they go. What the
 //! formats share lives here: how numbers are printed, the sections the printed formats split the
 //! table into, and the legend's sentences.
 
@@ -13,7 +13,7 @@ pub use self::html::Html;
 pub use self::markdown::Markdown;
 pub use self::text::Text;
 
-use crate::{By, Column, Report, ReportError, Row};
+use crate::{By, Column, CrossRunReport, ReportError, Row};
 
 /// A chart to go with a report: Markdown links it, HTML inlines it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ pub enum Format {
 
 pub trait Exporter {
     /// The whole report in this format.
-    fn export(&self, report: &Report, figures: &[Figure]) -> Result<Vec<u8>, ReportError>;
+    fn export(&self, report: &CrossRunReport, figures: &[Figure]) -> Result<Vec<u8>, ReportError>;
 }
 
 /// The exporter of `format`. `plots_dir` is where Markdown's figure links point (relative to
@@ -148,7 +148,7 @@ pub(crate) fn sections(rows: &[Row]) -> Vec<Section<'_>> {
 }
 
 /// The value and ratio headers of every section: the labels, then `LABEL/REF`.
-pub(crate) fn value_headers(report: &Report) -> Vec<&str> {
+pub(crate) fn value_headers(report: &CrossRunReport) -> Vec<&str> {
     let t = &report.table;
     t.columns
         .iter()
@@ -167,7 +167,7 @@ pub(crate) fn value_cells(r: &Row) -> Vec<String> {
 }
 
 /// "2 runs, a column per run".
-pub(crate) fn summary(report: &Report) -> String {
+pub(crate) fn summary(report: &CrossRunReport) -> String {
     let what = match report.by {
         By::Fabric => "a column per fabric",
         By::Run => "a column per run (per fabric of a run with several)",
@@ -181,7 +181,7 @@ pub(crate) fn summary(report: &Report) -> String {
 }
 
 /// The reference sentence, when there is a reference run.
-pub(crate) fn reference_note(report: &Report) -> Option<String> {
+pub(crate) fn reference_note(report: &CrossRunReport) -> Option<String> {
     let id = report.reference.as_ref()?;
     let t = &report.table;
     let cols: Vec<&str> = t
@@ -229,10 +229,10 @@ pub(crate) fn figures_note(n: usize) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::testing::{at, run, set};
-    use crate::{By, Inputs, Report};
+    use crate::{By, CrossRunReport, Inputs};
 
     /// Two runs of different sizes and eager limits, by run, against the first.
-    pub fn report() -> Report {
+    pub fn report() -> CrossRunReport {
         let mut a = run(
             "A",
             &["rapidio"],
@@ -252,7 +252,7 @@ pub(crate) mod tests {
         );
         set(&mut b, "rapidio", "eager_limit", "16KiB");
         let inputs = Inputs::new(vec![("a".into(), a), ("b".into(), b)]).unwrap();
-        Report::build(&inputs, By::Run, Some("A")).unwrap()
+        CrossRunReport::build(&inputs, By::Run, Some("A")).unwrap()
     }
 
     pub fn figure() -> Figure {

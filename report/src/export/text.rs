@@ -2,12 +2,13 @@
 //! has, then per suite and metric a table of aligned columns for a terminal.
 
 use super::{describe, reference_note, sections, summary, value_cells, value_headers, Exporter};
-use crate::{Figure, Report, ReportError};
+use crate::{CrossRunReport, Figure, ReportError};
+use results::format::table::{Align, Table};
 
 pub struct Text;
 
 impl Exporter for Text {
-    fn export(&self, report: &Report, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
+    fn export(&self, report: &CrossRunReport, _figures: &[Figure]) -> Result<Vec<u8>, ReportError> {
         let mut out = String::new();
         out.push_str(&format!("# fabbench report: {}\n", summary(report)));
         out.push_str("# columns:\n");
@@ -21,47 +22,17 @@ impl Exporter for Text {
         let values = value_headers(report);
         for s in sections(&rows) {
             out.push_str(&format!("\n# {}\n", s.title()));
-            let index = s.index_header();
-            let mut grid: Vec<Vec<String>> = vec![index
-                .iter()
-                .map(|h| h.to_string())
-                .chain(values.iter().map(|h| h.to_string()))
-                .collect()];
-            grid.extend(s.rows.iter().map(|r| {
-                let mut cells = s.index_cells(r);
-                cells.extend(value_cells(r));
-                cells
-            }));
-            out.push_str(&aligned(&grid, index.len()));
+            // Sizes and params read as labels, left; the numbers right, so decimals line up.
+            let index = s.index_header().into_iter().map(|h| (h, Align::Left));
+            let mut table =
+                Table::with_columns(index.chain(values.iter().map(|h| (*h, Align::Right))));
+            for r in s.rows {
+                table.push_row(s.index_cells(r).into_iter().chain(value_cells(r)));
+            }
+            out.push_str(&table.to_text());
         }
         Ok(out.into_bytes())
     }
-}
-
-/// The grid's lines, the first `left` columns left-aligned (sizes and params read as labels),
-/// the numbers right-aligned so their decimals line up.
-fn aligned(grid: &[Vec<String>], left: usize) -> String {
-    let widths: Vec<usize> = (0..grid[0].len())
-        .map(|j| grid.iter().map(|r| r[j].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in grid {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(j, (c, &w))| {
-                if j < left {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::measure::{Point, PointKey};
-use suites::{drive, Report, Suite, SuiteError};
+use suites::{drive, PointSink, Suite, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
 use transports::registry;
@@ -19,7 +19,7 @@ pub struct Points {
     pub measured: Vec<Point>,
 }
 
-impl Report for Points {
+impl PointSink for Points {
     fn starting(&mut self, key: &PointKey) -> Result<(), SuiteError> {
         self.started.push(key.clone());
         Ok(())

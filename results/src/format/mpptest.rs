@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use bench_core::measure::{GnuplotTerminal, Layout, MpptestLayout, Point};
 use curves::{Analysis, Breakpoint, CurveError, Segment, Tolerance};
 
-use crate::exporter::Exporter;
+use crate::format::Exporter;
 use crate::model::{Run, Series};
 use crate::ResultsError;
 

@@ -1,7 +1,7 @@
 //! The terminal's view: every entry in the runs' order as an aligned table (numbers to the
 //! right), then the summary line last, where a terminal leaves the eye.
 
-use super::{cells, header, notes, partial_notes, ranks_vary, summary_line, Renderer};
+use super::{entry_table, notes, partial_notes, ranks_vary, summary_line, Renderer};
 use crate::model::{Comparison, Entry};
 use crate::CompareError;
 
@@ -10,41 +10,7 @@ pub struct Table;
 impl Renderer for Table {
     fn render(&self, c: &Comparison) -> Result<String, CompareError> {
         let entries: Vec<&Entry> = c.entries.iter().collect();
-        let ranks = ranks_vary(&entries);
-        let head = header(ranks);
-        let rows: Vec<Vec<String>> = entries.iter().map(|e| cells(e, ranks)).collect();
-        let widths: Vec<usize> = head
-            .iter()
-            .enumerate()
-            .map(|(i, (h, _))| {
-                rows.iter()
-                    .map(|r| r[i].chars().count())
-                    .chain([h.len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |texts: Vec<&str>| {
-            let cols: Vec<String> = texts
-                .iter()
-                .zip(&head)
-                .zip(&widths)
-                .map(|((t, (_, right)), &w)| {
-                    if *right {
-                        format!("{t:>w$}")
-                    } else {
-                        format!("{t:<w$}")
-                    }
-                })
-                .collect();
-            cols.join("  ").trim_end().to_string()
-        };
-        let mut out = line(head.iter().map(|(h, _)| *h).collect());
-        out.push('\n');
-        for r in &rows {
-            out.push_str(&line(r.iter().map(String::as_str).collect()));
-            out.push('\n');
-        }
+        let mut out = entry_table(&entries, ranks_vary(&entries)).to_text();
         out.push('\n');
         out.push_str(&summary_line(c));
         out.push('\n');

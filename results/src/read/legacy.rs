@@ -11,8 +11,8 @@ use bench_core::machine::HostInfo;
 use bench_core::measure::{Layout, Metric, Point, PointKey};
 use serde::Deserialize;
 
+use super::source::{malformed, read_text};
 use crate::model::{FabricKind, FabricRun, Manifest, Run, Series, TunableRecord};
-use crate::source::{malformed, read_text};
 use crate::ResultsError;
 
 #[derive(Deserialize)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use bench_core::measure::{Layout, NpbKernel, NpbLayout, Point};
 
-use crate::exporter::Exporter;
+use crate::format::Exporter;
 use crate::model::{Run, Series};
 use crate::ResultsError;
 

@@ -173,7 +173,7 @@ fn unique(taken: &Measures, slug: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ci::tests::run;
+    use crate::format::ci::tests::run;
 
     #[test]
     fn benchmarks_are_points_and_measures_their_metrics_with_units() {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use bench_core::measure::{Layout, Metric, Point, PointKey, Split};
 use serde::{Deserialize, Serialize};
 
-use crate::exporter::Exporter;
+use crate::format::Exporter;
 use crate::model::{Manifest, Record, Run, Series};
 use crate::ResultsError;
 

@@ -16,7 +16,7 @@ use bench_core::measure::{Derivation, Point, PointKey};
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
-use crate::exporter::Exporter;
+use crate::format::Exporter;
 use crate::hdr::{java_fixed, mean, stdev};
 pub use crate::hdr::{percentile_distribution, PercentileRow};
 use crate::model::Run;

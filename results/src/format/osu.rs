@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use bench_core::measure::{Layout, Point};
 
-use crate::exporter::Exporter;
+use crate::format::Exporter;
 use crate::model::{FabricRun, Run, Series};
 use crate::ResultsError;
 

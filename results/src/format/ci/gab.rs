@@ -113,7 +113,7 @@ fn entry(row: &Row) -> Option<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ci::tests::run;
+    use crate::format::ci::tests::run;
     use bench_core::measure::Derivation;
 
     #[test]

@@ -5,8 +5,8 @@
 
 use bench_core::measure::{Layout, NbodyLayout};
 
+use crate::format::npb::headline;
 use crate::model::{Run, Series};
-use crate::npb::headline;
 
 fn layout(series: &Series) -> Option<&NbodyLayout> {
     match &series.layout {
@@ -64,7 +64,7 @@ pub fn text(run: &Run, series: &Series) -> String {
             },
         ));
         out.push_str(&field("Runs", p.samples_ns.len()));
-        if let Some(scale) = crate::npb::compute_scaling(run, series) {
+        if let Some(scale) = crate::format::npb::compute_scaling(run, series) {
             out.push_str(&format!(
                 " Compute on the emulated node = {scale}: the host's compute time scaled to the emulated node's speed, in virtual time\n"
             ));
@@ -79,7 +79,7 @@ pub fn text(run: &Run, series: &Series) -> String {
 /// nbody.txt: what the run printed for its nbody series.
 pub struct NbodyText;
 
-impl crate::exporter::Exporter for NbodyText {
+impl crate::format::Exporter for NbodyText {
     fn export(&self, run: &Run) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, crate::ResultsError> {
         if !run.series.iter().any(|s| layout(s).is_some()) {
             return Ok(Vec::new());

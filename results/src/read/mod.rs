@@ -1,16 +1,19 @@
 //! Reading a run directory back into a [`Run`]: manifest.json says what was measured, and
 //! samples.csv holds every raw sample; everything else in the directory is derived and is not
-//! read. Directories written before schema versions existed go to [`crate::legacy`].
+//! read. Directories written before schema versions existed go to [`legacy`].
+
+pub mod legacy;
+mod source;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use bench_core::measure::{Point, PointKey};
 
-use crate::files::{ManifestFile, SampleRow};
+use crate::format::json_csv::{ManifestFile, SampleRow};
 use crate::model::{Run, Series, SCHEMA_VERSION};
-use crate::source::{malformed, read_text};
 use crate::ResultsError;
+use source::{malformed, read_text};
 
 /// The samples of a run by (suite, fabric, point key), in iteration order.
 pub type Samples = HashMap<(String, String, PointKey), Vec<u64>>;
@@ -53,7 +56,7 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
         })?,
     };
     if version == 0 {
-        return crate::legacy::read(dir, value);
+        return legacy::read(dir, value);
     }
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::Schema {
