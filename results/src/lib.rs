@@ -24,8 +24,8 @@ pub mod read;
 pub mod run_dir;
 pub mod scaling;
 mod source;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use error::ResultsError;
 pub use model::{Run, SCHEMA_VERSION};
