@@ -1,12 +1,15 @@
 //! Runs and directories made up for the store's tests: an OSU latency run whose samples give a
-//! chosen latency, written as a run directory by the results crate's own exporters.
+//! chosen latency (built with the results crate's shared test builder, which also writes it
+//! as a run directory), and a view of such runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bench_core::machine::HostInfo;
-use bench_core::measure::{Layout, Metric, Point, PointKey};
-use results::model::{FabricKind, FabricRun, Manifest, Run, Series, SCHEMA_VERSION};
+use bench_core::measure::{Metric, PointKey};
+use results::model::{FabricKind, FabricRun, Run};
+use results::testing::{self, RunBuilder};
+
+pub(crate) use results::testing::write_run;
 
 /// A fresh, empty directory under the system's temporary directory.
 pub(crate) fn temp_dir(name: &str) -> PathBuf {
@@ -24,69 +27,35 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
 /// An emulated osu_latency run `id` at sizes 1 and 8, one-way latency `us` at both.
 pub(crate) fn latency_run(id: &str, start: &str, us: f64) -> Run {
     let ns = (us * 2000.0) as u64;
-    Run {
-        manifest: Manifest {
-            partial: None,
-            schema_version: SCHEMA_VERSION,
-            fabbench_version: "0.1.0".into(),
-            git_revision: "0123456789ab".into(),
-            run_id: id.into(),
-            command_line: vec!["fabbench".into(), "run".into(), id.into()],
-            start_time: start.into(),
-            end_time: start.into(),
-            host: HostInfo::collect(),
-            suites: vec!["osu_latency".into()],
-            params: Default::default(),
-            fabrics: vec![FabricRun {
-                fabric: "rapidio".into(),
-                kind: FabricKind::Emulated,
-                emulated: true,
-                virtual_time: true,
-                ranks: 2,
-                settings_line: "eager_limit=4KiB".into(),
-                tunables: Default::default(),
-                counters: vec![],
-                facts: Default::default(),
-            }],
-        },
-        series: vec![Series {
-            suite: "osu_latency".into(),
-            fabric: "rapidio".into(),
-            emulated: true,
-            ranks: 2,
-            layout: Layout::Osu {
-                title: "OSU MPI Latency Test v7.4".into(),
-                column: "Avg Latency(us)".into(),
-                tail: false,
-                tail_at: Vec::new(),
-                validation: false,
-            },
-            points: [1, 8]
-                .into_iter()
-                .map(|size| Point {
-                    warmup: None,
-                    key: PointKey::size(size),
-                    metrics: vec![Metric::latency_us(2.0)],
-                    samples_ns: vec![ns; 4],
-                    validated: None,
-                    batches: Vec::new(),
-                    split: None,
-                })
-                .collect(),
-            notes: Vec::new(),
-        }],
-    }
-}
-
-/// `run` written as a run directory `parent/RUN_ID`; its path.
-pub(crate) fn write_run(parent: &Path, run: &Run) -> PathBuf {
-    let dir = parent.join(&run.manifest.run_id);
-    for (rel, bytes) in results::export::export_all(run).expect("the run exports") {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
-        std::fs::write(&path, bytes).expect("a file");
-    }
-    dir
+    let points = [1, 8]
+        .into_iter()
+        .map(|size| {
+            testing::point(
+                PointKey::size(size),
+                vec![Metric::latency_us(2.0)],
+                vec![ns; 4],
+            )
+        })
+        .collect();
+    RunBuilder::new(id)
+        .version("0.1.0")
+        .revision("0123456789ab")
+        .command_line(&["fabbench", "run", id])
+        .times(start, start)
+        .suites(&["osu_latency"])
+        .fabric(FabricRun {
+            settings_line: "eager_limit=4KiB".into(),
+            ..testing::fabric("rapidio", FabricKind::Emulated, 2)
+        })
+        .series(testing::series(
+            "osu_latency",
+            "rapidio",
+            true,
+            2,
+            testing::osu_layout("OSU MPI Latency Test v7.4", "Avg Latency(us)"),
+            points,
+        ))
+        .build()
 }
 
 /// A view of one entry per latency in `us` (revisions r0, r1, ...), found with the defaults.

@@ -1,11 +1,9 @@
-//! Runs built in memory for the unit tests: a few latency points with round values, so each
-//! test can say by hand what the table must hold.
+//! Runs built in memory for the unit tests (with the results crate's shared test builder): a
+//! few latency points with round values, so each test can say by hand what the table must hold.
 
-use std::collections::BTreeMap;
-
-use bench_core::machine::HostInfo;
-use bench_core::measure::{Layout, Metric, Point, PointKey};
-use results::model::{FabricKind, FabricRun, Manifest, Series, TunableRecord};
+use bench_core::measure::{Metric, PointKey};
+use results::model::{FabricKind, Series, TunableRecord};
+use results::testing::{self, RunBuilder};
 use results::Run;
 
 /// A point: suite, fabric, key, latency in microseconds (a whole number of nanoseconds).
@@ -20,73 +18,35 @@ pub fn at<'a>(suite: &'a str, fabric: &'a str, size: u64, us: f64) -> P<'a> {
 pub fn run(id: &str, fabrics: &[&str], points: &[P<'_>]) -> Run {
     let mut series: Vec<Series> = Vec::new();
     for (suite, fabric, key, us) in points {
-        let point = Point {
-            warmup: None,
-            key: key.clone(),
-            metrics: vec![Metric::latency_us(1.0)],
-            samples_ns: vec![(us * 1000.0).round() as u64],
-            validated: None,
-            batches: Vec::new(),
-            split: None,
-        };
+        let point = testing::point(
+            key.clone(),
+            vec![Metric::latency_us(1.0)],
+            vec![(us * 1000.0).round() as u64],
+        );
         match series
             .iter_mut()
             .find(|s| s.suite == *suite && s.fabric == *fabric)
         {
             Some(s) => s.points.push(point),
-            None => series.push(Series {
-                suite: suite.to_string(),
-                fabric: fabric.to_string(),
-                emulated: true,
-                ranks: 2,
-                layout: Layout::Osu {
-                    title: "t".into(),
-                    column: "c".into(),
-                    tail: false,
-                    tail_at: Vec::new(),
-                    validation: false,
-                },
-                points: vec![point],
-                notes: Vec::new(),
-            }),
+            None => series.push(testing::series(
+                suite,
+                fabric,
+                true,
+                2,
+                testing::osu_layout("t", "c"),
+                vec![point],
+            )),
         }
     }
-    Run {
-        manifest: Manifest {
-            partial: None,
-            schema_version: results::SCHEMA_VERSION,
-            fabbench_version: "0.1.0".into(),
-            git_revision: "test".into(),
-            run_id: id.into(),
-            command_line: vec![],
-            start_time: "2026-11-23T15:07:35Z".into(),
-            end_time: "2026-11-23T15:07:36Z".into(),
-            host: HostInfo {
-                hostname: "vm".into(),
-                cpu_model: "cpu".into(),
-                cpus: 2,
-                kernel: "k".into(),
-                os: "Linux".into(),
-            },
-            suites: vec![],
-            params: BTreeMap::new(),
-            fabrics: fabrics
-                .iter()
-                .map(|f| FabricRun {
-                    fabric: f.to_string(),
-                    kind: FabricKind::Emulated,
-                    emulated: true,
-                    virtual_time: true,
-                    ranks: 2,
-                    settings_line: String::new(),
-                    tunables: BTreeMap::new(),
-                    counters: vec![],
-                    facts: BTreeMap::new(),
-                })
-                .collect(),
-        },
-        series,
-    }
+    let run = RunBuilder::new(id)
+        .version("0.1.0")
+        .revision("test")
+        .times("2026-11-23T15:07:35Z", "2026-11-23T15:07:36Z")
+        .host(testing::host());
+    let run = fabrics.iter().fold(run, |run, f| {
+        run.fabric(testing::fabric(f, FabricKind::Emulated, 2))
+    });
+    series.into_iter().fold(run, RunBuilder::series).build()
 }
 
 /// Sets a tunable of one fabric of `run` (and its settings line, as the runner writes it).

@@ -14,8 +14,8 @@ pub mod model;
 pub mod read;
 pub mod run_dir;
 pub mod scaling;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 // The paths other crates name, kept as they were; the modules live in `format` and `read`.
 pub use format::json_csv as files;

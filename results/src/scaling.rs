@@ -175,22 +175,22 @@ pub fn csv(rows: &[ScalingRow]) -> Result<Vec<u8>, crate::ResultsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::testing_run;
+    use crate::testing::npb_run;
 
     #[test]
     fn speedup_and_efficiency_are_against_the_smallest_count() {
         // CG at 1, 2 and 4 ranks taking 8, 5 and 4 s; a point at one count only is left out.
         let runs: Vec<Run> = [(1, 8.0), (2, 5.0), (4, 4.0)]
             .iter()
-            .map(|&(n, secs)| testing_run("npb", "shm", n, &[("cg", secs), ("ep", secs)]))
+            .map(|&(n, secs)| npb_run("npb", "shm", n, &[("cg", secs), ("ep", secs)]))
             .collect();
         let mut refs: Vec<&Run> = runs.iter().collect();
-        let lonely = testing_run("npb", "bxi", 2, &[("cg", 1.0)]);
+        let lonely = npb_run("npb", "bxi", 2, &[("cg", 1.0)]);
         refs.push(&lonely);
         // Efficiency is against the smallest count measured, not against one rank.
         let tcp: Vec<Run> = [(2, 6.0), (4, 4.0)]
             .iter()
-            .map(|&(n, secs)| testing_run("npb", "tcp", n, &[("cg", secs)]))
+            .map(|&(n, secs)| npb_run("npb", "tcp", n, &[("cg", secs)]))
             .collect();
         refs.extend(tcp.iter());
         let r = rows(&refs);

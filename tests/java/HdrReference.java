@@ -1,4 +1,4 @@
-// HdrHistogram's own reading of fabbench's .hlog files, for tests/hdrhistogram_java.rs.
+// HdrHistogram's own reading of fabbench's .hlog files, for tests/it/run/hdrhistogram_java.rs.
 //
 // For each .hlog named on the command line: reads it with HistogramLogReader, adds its
 // intervals up, and prints a section

@@ -2,80 +2,47 @@
 
 use bench_core::machine::HostInfo;
 use bench_core::measure::{Layout, NpbLayout, Split};
-use results::model::{FabricKind, FabricRun, Manifest};
+use results::model::FabricKind;
+use results::testing::{self, RunBuilder};
 
 use super::*;
 use crate::rule::Verdict;
 
 fn osu(samples: &[u64], size: u64) -> Point {
-    Point {
-        warmup: None,
-        key: PointKey::size(size),
-        metrics: vec![Metric::latency_us(2.0)],
-        samples_ns: samples.to_vec(),
-        validated: None,
-        batches: Vec::new(),
-        split: None,
-    }
+    testing::point(
+        PointKey::size(size),
+        vec![Metric::latency_us(2.0)],
+        samples.to_vec(),
+    )
 }
 
 fn series(suite: &str, fabric: &str, emulated: bool, points: Vec<Point>) -> Series {
-    Series {
-        suite: suite.into(),
-        fabric: fabric.into(),
-        emulated,
-        ranks: 2,
-        layout: Layout::Npb(NpbLayout {
-            class: "S".into(),
-            kernels: vec![],
-        }),
-        points,
-        notes: vec![],
-    }
+    let layout = Layout::Npb(NpbLayout {
+        class: "S".into(),
+        kernels: vec![],
+    });
+    testing::series(suite, fabric, emulated, 2, layout, points)
 }
 
 fn run(id: &str, series: Vec<Series>) -> Run {
-    let fabrics = series
-        .iter()
-        .map(|s| FabricRun {
-            fabric: s.fabric.clone(),
-            kind: if s.emulated {
-                FabricKind::Emulated
-            } else {
-                FabricKind::Native
-            },
-            emulated: s.emulated,
-            virtual_time: s.emulated,
-            ranks: s.ranks,
-            settings_line: String::new(),
-            tunables: Default::default(),
-            counters: vec![],
-            facts: Default::default(),
+    let suites: Vec<&str> = series.iter().map(|s| s.suite.as_str()).collect();
+    let mut run = RunBuilder::new(id)
+        .version("0.1.0")
+        .revision("rev")
+        .host(HostInfo {
+            os: "os".into(),
+            ..testing::host()
         })
-        .collect();
-    Run {
-        manifest: Manifest {
-            partial: None,
-            schema_version: results::SCHEMA_VERSION,
-            fabbench_version: "0.1.0".into(),
-            git_revision: "rev".into(),
-            run_id: id.into(),
-            command_line: vec![],
-            start_time: "t".into(),
-            end_time: "t".into(),
-            host: HostInfo {
-                hostname: "vm".into(),
-                cpu_model: "cpu".into(),
-                cpus: 2,
-                kernel: "k".into(),
-                os: "os".into(),
-            },
-            suites: series.iter().map(|s| s.suite.clone()).collect(),
-            params: Default::default(),
-            fabrics,
-        },
-        series,
+        .suites(&suites);
+    for s in &series {
+        let kind = if s.emulated {
+            FabricKind::Emulated
+        } else {
+            FabricKind::Native
+        };
+        run = run.fabric(testing::fabric(&s.fabric, kind, s.ranks));
     }
+    series.into_iter().fold(run, RunBuilder::series).build()
 }
 
 /// n samples around `centre` ns, ±1 % in a fixed pattern.

@@ -174,63 +174,32 @@ fn series_of<'a>(run: &'a Run, r: &Reference) -> Option<&'a Series> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use bench_core::machine::HostInfo;
-    use bench_core::measure::{Layout, Metric, Point};
-    use results::model::{FabricKind, FabricRun, Manifest};
+    use bench_core::measure::Metric;
+    use results::model::FabricKind;
+    use results::testing::{self, RunBuilder};
 
     /// A run of osu_latency on rapidio, 2 ranks: size 8 at 1.0, 1.5 and 2.0 us (headline 1.5),
     /// size 64 at 3 us.
     pub(crate) fn run() -> Run {
-        let point = |size: u64, samples_ns: Vec<u64>| Point {
-            warmup: None,
-            key: PointKey::size(size),
-            metrics: vec![Metric::latency_us(2.0)],
-            samples_ns,
-            validated: None,
-            batches: Vec::new(),
-            split: None,
+        let point = |size: u64, samples_ns: Vec<u64>| {
+            testing::point(
+                PointKey::size(size),
+                vec![Metric::latency_us(2.0)],
+                samples_ns,
+            )
         };
-        Run {
-            manifest: Manifest {
-                partial: None,
-                schema_version: results::SCHEMA_VERSION,
-                fabbench_version: "0".into(),
-                git_revision: "x".into(),
-                run_id: "20261123T000000Z-osu_latency-rapidio".into(),
-                command_line: vec![],
-                start_time: "t".into(),
-                end_time: "t".into(),
-                host: HostInfo::collect(),
-                suites: vec!["osu_latency".into()],
-                params: Default::default(),
-                fabrics: vec![FabricRun {
-                    fabric: "rapidio".into(),
-                    kind: FabricKind::Emulated,
-                    emulated: true,
-                    virtual_time: true,
-                    ranks: 2,
-                    settings_line: String::new(),
-                    tunables: Default::default(),
-                    counters: vec![],
-                    facts: Default::default(),
-                }],
-            },
-            series: vec![Series {
-                suite: "osu_latency".into(),
-                fabric: "rapidio".into(),
-                emulated: true,
-                ranks: 2,
-                layout: Layout::Osu {
-                    title: "t".into(),
-                    column: "c".into(),
-                    tail: false,
-                    tail_at: Vec::new(),
-                    validation: false,
-                },
-                points: vec![point(8, vec![2000, 3000, 4000]), point(64, vec![6000])],
-                notes: Vec::new(),
-            }],
-        }
+        RunBuilder::new("20261123T000000Z-osu_latency-rapidio")
+            .suites(&["osu_latency"])
+            .fabric(testing::fabric("rapidio", FabricKind::Emulated, 2))
+            .series(testing::series(
+                "osu_latency",
+                "rapidio",
+                true,
+                2,
+                testing::osu_layout("t", "c"),
+                vec![point(8, vec![2000, 3000, 4000]), point(64, vec![6000])],
+            ))
+            .build()
     }
 
     pub(crate) fn reference(size: u64, value: f64, tol: Option<f64>) -> Reference {

@@ -247,50 +247,22 @@ fn to_csv<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ResultsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FabricKind, FabricRun};
+    use crate::model::FabricKind;
+    use crate::testing::{self, RunBuilder};
 
     fn run(points: Vec<Point>) -> Run {
-        Run {
-            manifest: Manifest {
-                partial: None,
-                schema_version: 1,
-                fabbench_version: "0".into(),
-                git_revision: "x".into(),
-                run_id: "r".into(),
-                command_line: vec![],
-                start_time: "t".into(),
-                end_time: "t".into(),
-                host: bench_core::machine::HostInfo::collect(),
-                suites: vec!["s".into()],
-                params: Default::default(),
-                fabrics: vec![FabricRun {
-                    fabric: "shm".into(),
-                    kind: FabricKind::Native,
-                    emulated: false,
-                    virtual_time: false,
-                    ranks: 2,
-                    settings_line: String::new(),
-                    tunables: Default::default(),
-                    counters: vec![],
-                    facts: Default::default(),
-                }],
-            },
-            series: vec![Series {
-                suite: "s".into(),
-                fabric: "shm".into(),
-                emulated: false,
-                ranks: 2,
-                layout: Layout::Osu {
-                    title: "t".into(),
-                    column: "c".into(),
-                    tail: false,
-                    tail_at: Vec::new(),
-                    validation: false,
-                },
+        RunBuilder::new("r")
+            .suites(&["s"])
+            .fabric(testing::fabric("shm", FabricKind::Native, 2))
+            .series(testing::series(
+                "s",
+                "shm",
+                false,
+                2,
+                testing::osu_layout("t", "c"),
                 points,
-                notes: Vec::new(),
-            }],
-        }
+            ))
+            .build()
     }
 
     #[test]

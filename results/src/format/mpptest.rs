@@ -446,8 +446,8 @@ impl Exporter for MpptestFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FabricKind, FabricRun, Manifest};
-    use bench_core::machine::HostInfo;
+    use crate::model::{FabricKind, FabricRun};
+    use crate::testing::{self, RunBuilder};
     use bench_core::measure::{Better, Derivation, Metric, PointKey};
 
     /// A time metric whose sample `ns` is `ns / 10` nanoseconds, so that tenths of a
@@ -503,51 +503,19 @@ mod tests {
     }
 
     fn series(l: MpptestLayout, points: Vec<Point>) -> Series {
-        Series {
-            suite: "mpptest".into(),
-            fabric: "shm".into(),
-            emulated: false,
-            ranks: 2,
-            layout: Layout::Mpptest(l),
-            points,
-            notes: Vec::new(),
-        }
+        testing::series("mpptest", "shm", false, 2, Layout::Mpptest(l), points)
     }
 
     fn run(series: Vec<Series>) -> Run {
-        Run {
-            manifest: Manifest {
-                partial: None,
-                schema_version: 1,
-                fabbench_version: "0.1.0".into(),
-                git_revision: "x".into(),
-                run_id: "r".into(),
-                command_line: vec![],
-                start_time: "t".into(),
-                end_time: "t".into(),
-                host: HostInfo {
-                    hostname: "vm".into(),
-                    cpu_model: "cpu".into(),
-                    cpus: 2,
-                    kernel: "k".into(),
-                    os: "Linux".into(),
-                },
-                suites: vec!["mpptest".into()],
-                params: Default::default(),
-                fabrics: vec![FabricRun {
-                    fabric: "shm".into(),
-                    kind: FabricKind::Native,
-                    emulated: false,
-                    virtual_time: false,
-                    ranks: 2,
-                    settings_line: "eager_limit=4KiB".into(),
-                    tunables: Default::default(),
-                    counters: vec![],
-                    facts: Default::default(),
-                }],
-            },
-            series,
-        }
+        let run = RunBuilder::new("r")
+            .version("0.1.0")
+            .host(testing::host())
+            .suites(&["mpptest"])
+            .fabric(FabricRun {
+                settings_line: "eager_limit=4KiB".into(),
+                ..testing::fabric("shm", FabricKind::Native, 2)
+            });
+        series.into_iter().fold(run, RunBuilder::series).build()
     }
 
     #[test]

@@ -161,11 +161,11 @@ impl Exporter for NpbText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::testing_run;
+    use crate::testing::npb_run;
 
     #[test]
     fn a_report_in_npbs_layout() {
-        let mut run = testing_run("npb", "shm", 2, &[("cg", 0.5)]);
+        let mut run = npb_run("npb", "shm", 2, &[("cg", 0.5)]);
         run.series[0].layout = Layout::Npb(NpbLayout {
             class: "S".into(),
             kernels: vec![NpbKernel {

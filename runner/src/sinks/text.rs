@@ -106,9 +106,9 @@ mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
 
-    use bench_core::machine::HostInfo;
-    use bench_core::measure::{GnuplotTerminal, Metric, Point, PointKey};
-    use results::model::{FabricKind, FabricRun, Manifest};
+    use bench_core::measure::{GnuplotTerminal, Metric, PointKey};
+    use results::model::FabricKind;
+    use results::testing::{self, RunBuilder};
 
     /// A stream the test can read back after the sink wrote to it.
     #[derive(Clone, Default)]
@@ -145,51 +145,22 @@ mod tests {
 
     fn run(l: MpptestLayout) -> Run {
         let points = (0..4u64)
-            .map(|k| Point {
-                warmup: None,
-                key: PointKey::size(k * 1024),
-                metrics: vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(k as f64)],
-                samples_ns: vec![1000 + k * 500],
-                validated: None,
-                batches: Vec::new(),
-                split: None,
+            .map(|k| {
+                testing::point(
+                    PointKey::size(k * 1024),
+                    vec![Metric::latency_us(2.0), Metric::bandwidth_mbs(k as f64)],
+                    vec![1000 + k * 500],
+                )
             })
             .collect();
-        Run {
-            manifest: Manifest {
-                partial: None,
-                schema_version: 1,
-                fabbench_version: "0".into(),
-                git_revision: "x".into(),
-                run_id: "r".into(),
-                command_line: vec![],
-                start_time: "t".into(),
-                end_time: "t".into(),
-                host: HostInfo::collect(),
-                suites: vec!["mpptest".into()],
-                params: Default::default(),
-                fabrics: vec![FabricRun {
-                    fabric: "shm".into(),
-                    kind: FabricKind::Native,
-                    emulated: false,
-                    virtual_time: false,
-                    ranks: 2,
-                    settings_line: String::new(),
-                    tunables: Default::default(),
-                    counters: vec![],
-                    facts: Default::default(),
-                }],
-            },
-            series: vec![Series {
-                suite: "mpptest".into(),
-                fabric: "shm".into(),
-                emulated: false,
-                ranks: 2,
-                layout: Layout::Mpptest(l),
-                points,
+        RunBuilder::new("r")
+            .suites(&["mpptest"])
+            .fabric(testing::fabric("shm", FabricKind::Native, 2))
+            .series(Series {
                 notes: vec!["# a note".into()],
-            }],
-        }
+                ..testing::series("mpptest", "shm", false, 2, Layout::Mpptest(l), points)
+            })
+            .build()
     }
 
     /// Feeds the sink a whole (one-series) run; returns what went to out and to notes.

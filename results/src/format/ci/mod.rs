@@ -117,7 +117,7 @@ pub(crate) mod tests {
     /// A run of osu_latency (sizes 1 and 1024) and osu_bw (size 1024) on rapidio, with an
     /// NPB-like kernel beside them (time, Mop/s and a compute/comm split).
     pub(crate) fn run() -> Run {
-        let mut run = crate::testing::testing_run("npb", "rapidio", 4, &[("cg", 0.5)]);
+        let mut run = crate::testing::npb_run("npb", "rapidio", 4, &[("cg", 0.5)]);
         let npb = run.series[0].clone();
         let osu = |suite: &str, metric: Metric, sizes: &[u64], samples: &[u64]| Series {
             suite: suite.into(),

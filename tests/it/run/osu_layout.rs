@@ -3,9 +3,7 @@
 //! expected text is what the previous fabbench printed for the same commands
 //! (tests/fixtures/osu-text, see its README).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn fixture(name: &str) -> String {
     let p = format!(

@@ -6,11 +6,9 @@
 //! twice, a directory that is not a store, a filter that matches nothing, a bad date or option)
 //! is refused in one line with status 2 and leaves the store as it was.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 /// An osu_latency run on rapidio with `sets` (`--set` values), into `out`; its directory.
 fn rapidio_run(out: &Path, sets: &[&str]) -> PathBuf {

@@ -2,9 +2,7 @@
 //! eager and rendezvous, single copy on and off, and the receive thread on and off. Checks
 //! read the manifest's protocol counters, so each test proves the path it names was taken.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const SMALL: &[&str] = &["-m", "0:16K", "-i", "30", "-x", "3", "-c"];
 const LARGE: &[&str] = &["-m", "512K:2M", "-i", "3", "-x", "1", "-c"];

@@ -1,11 +1,9 @@
 //! A run longer than two seconds shows a progress bar on a terminal, and nothing extra when
 //! its output goes to a pipe (so OSU parsers read stdout as before).
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// Several seconds of osu_bw at large sizes on shm (the bar waits two before it shows).
 const LONG: &[&str] = &["run", "osu_bw", "-m", "1M:4M", "-i", "500", "-x", "2"];

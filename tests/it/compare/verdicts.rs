@@ -7,11 +7,9 @@
 //! one line and status 2; a directory of several runs is a side of replicates, decided over
 //! its runs.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 /// Small OSU runs: 11 sizes, 2 warm-up iterations; milliseconds on an emulated fabric.
 const OSU: [&str; 7] = ["run", "osu_latency", "osu_bw", "-m", "1:1024", "-x", "2"];

@@ -2,11 +2,9 @@
 //! every file; one written before schema versions existed (tests/fixtures/runs) is rebuilt
 //! whole; a missing, malformed or newer one is refused naming the file.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use results::export::export_all;
 use results::read_run;
 
@@ -35,7 +33,7 @@ fn reexports_identically(dir: &Path) {
     let files = export_all(&run).unwrap();
     let mut names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
     names.sort();
-    assert_eq!(names, common::files(dir), "the same files");
+    assert_eq!(names, crate::common::files(dir), "the same files");
     for (path, bytes) in files {
         let on_disk = std::fs::read(dir.join(&path)).unwrap();
         assert!(

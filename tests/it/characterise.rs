@@ -2,12 +2,10 @@
 //! the card's latency and bandwidth and its protocol switch from measurements alone, and the
 //! fitted card, run as the loggp fabric, must give the source fabric's osu_latency and osu_bw.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{bin, scratch, serial};
+use crate::common::{bin, scratch, serial};
 
 /// A parameter's value in a built-in card (the outside reference the fit is held to).
 fn card_value(fabric: &str, name: &str) -> f64 {

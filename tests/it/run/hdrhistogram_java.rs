@@ -12,13 +12,11 @@
 //! runs it with `--ignored`. tests/java/HdrReference.java is compiled with javac when there is
 //! one, else launched as a single source file (Java 11 and later).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const JAR: &str = "/usr/share/java/hdrhistogram.jar";
 const REFERENCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/java/HdrReference.java");
@@ -181,7 +179,7 @@ fn hdrhistograms_own_log_processor_reads_our_logs() {
 /// A real run, OSU's default iterations (10000 for latency, so levels up to 99.978 % are
 /// printed), with what Java makes of each of its logs.
 struct Reference {
-    run: common::Run,
+    run: crate::common::Run,
     dir: PathBuf,
     logs: Vec<PathBuf>,
     java: BTreeMap<PathBuf, JavaLog>,

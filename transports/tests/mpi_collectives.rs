@@ -1,6 +1,7 @@
-//! The shared collective checks (`transports/tests/checks/collectives.rs`) on the mpi fabric,
-//! with ranks as processes under Open MPI's mpirun, so MPI's own collectives (MPI_Gatherv,
-//! MPI_Comm_split, ...) meet the same expectations as every other fabric's.
+//! The shared collective checks (`checks/collectives.rs`, which `conformance.rs` runs on every
+//! fabric as threads) on the mpi fabric, with ranks as processes under Open MPI's mpirun, so
+//! MPI's own collectives (MPI_Gatherv, MPI_Comm_split, ...) meet the same expectations as every
+//! other fabric's.
 //!
 //! One executable, two roles (`harness = false`):
 //! - started by mpirun (`OMPI_COMM_WORLD_RANK`/`OMPI_COMM_WORLD_SIZE`, or MPICH's
@@ -10,7 +11,7 @@
 //! - otherwise it is the driver: it runs `mpirun -n N` of itself for each rank count, bounded
 //!   in time, and reports like libtest. A missing mpirun is a failure, not a skip.
 
-#[path = "../transports/tests/checks/collectives.rs"]
+#[path = "checks/collectives.rs"]
 mod collective_checks;
 
 use std::io::{Read, Write};

@@ -1,13 +1,11 @@
 //! calibrate end to end: bad input is refused in one line with exit status 2 and nothing
 //! written.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use std::process::Command;
 
-use common::{bin, scratch};
+use crate::common::{bin, scratch};
 
 fn paper() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rapidio-paper.csv")

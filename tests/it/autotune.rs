@@ -2,9 +2,7 @@
 //! shm, its files (the profile loads into `fabbench run --profile`, the report and JSON
 //! agree with it), and bad input refused in one line with status 2 and nothing written.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn json(dir: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("autotune.json")).unwrap()).unwrap()

@@ -4,13 +4,11 @@
 //! next run keeps, two runs started at once never share a directory, and the manifest says
 //! what was in force.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 fn spawn(args: &[&str], out: &Path) -> Child {
     Command::new(bin())

@@ -7,13 +7,11 @@
 //! from run to run, values are summary.csv's, bounds are ordered; scaling directories, --out
 //! and bad input behave as documented.
 
-mod common;
-
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 use serde::Deserialize;
 
 /// One entry of a customSmallerIsBetter / customBiggerIsBetter file, field for field as the

@@ -3,13 +3,11 @@
 //! machine), `-quick` stopping once the minima settle, collectives checked against sums
 //! computed here, bisection on four ranks, and bad input.
 
-mod common;
-
 use std::sync::Arc;
 use std::thread;
 
+use crate::common::*;
 use bench_core::bootstrap::{local, Bootstrap};
-use common::*;
 use suites::mpptest::gop::GopBench;
 use suites::mpptest::{GopOp, MpptestBench, MpptestParams, Test, MPPTEST};
 use suites::{Bench, Suite, SuiteArgs};

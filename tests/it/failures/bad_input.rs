@@ -1,9 +1,7 @@
 //! Bad input: one line on stderr saying what is wrong and what is valid, exit status 2,
 //! nothing on stdout and nothing written.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn refused(args: &[&str], expect: &str) {
     let out_dir = scratch("bad");

@@ -3,12 +3,10 @@
 //! processes, and what a library caller gets back is what the CLI prints and what the run
 //! directory holds.
 
-mod common;
-
 use std::sync::atomic::AtomicBool;
 
+use crate::common::*;
 use bench_core::measure::Point;
-use common::*;
 use results::model::Run;
 use runner::sink::{Discard, Event, Sink};
 use runner::{PlanBuilder, RunError, SuiteSpec};

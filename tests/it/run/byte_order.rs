@@ -4,9 +4,7 @@
 //! rendezvous and single-copy sizes, and NPB's CG, IS and FT (doubles, ints and complex
 //! numbers through point-to-point calls and collectives) verify their results, on shm and tcp.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const BIG_RANK_1: [&str; 4] = [
     "--set",

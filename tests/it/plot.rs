@@ -2,11 +2,9 @@
 //! and of an autotune directory written where asked, in the formats asked, each file whole;
 //! bad input refused in one line with status 2 and no chart written.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

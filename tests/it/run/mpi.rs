@@ -2,14 +2,11 @@
 //! the OSU trio through MPI, a table beside fabbench's own shm, an MPI variable that visibly
 //! takes effect, and the clear errors: a bad variable name, a vendor preset whose MPI is not
 //! here, and a binary started by another MPI's launcher.
-#![cfg(feature = "mpi")]
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 
 fn curve(out: &str) -> BTreeMap<u64, (f64, String)> {
     out.lines()

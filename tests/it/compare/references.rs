@@ -5,12 +5,10 @@
 //! unknown metric, a malformed file or two run directories exit 2 with one line. A file written
 //! by `fabbench export --format refs` passes against its own run, exactly at tolerance 0.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 
 const LATENCY_1K: f64 = 39.45335;
 const BANDWIDTH_1K: f64 = 36.80195420533195;

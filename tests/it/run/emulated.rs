@@ -2,11 +2,9 @@
 //! signature each modelled mechanism leaves in the OSU curves. Virtual time is exact, so a few
 //! iterations suffice and comparisons can be strict.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 
 /// size -> value of the printed OSU rows.
 fn curve(r: &Run) -> BTreeMap<u64, f64> {

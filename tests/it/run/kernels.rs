@@ -4,9 +4,7 @@
 //! shm and on Hyperlink's 4-node ring; `-n 1,2,4` writes a scaling table; rank counts a kernel
 //! cannot run on and bad options are refused in one line with status 2 before anything runs.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const KERNELS: [&str; 5] = ["EP", "IS", "CG", "MG", "FT"];
 

@@ -1,9 +1,7 @@
 //! The run directory: manifest, tidy summary, raw samples, histograms and OSU text, each
 //! consistent with what was printed.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_run_writes_every_result_file_consistently() {

@@ -3,14 +3,12 @@
 //! ratios checked against the runs' own summary.csv; the column labels of --by fabric, run and
 //! tunable; the shapes of Markdown and HTML; and every refusal as one line, exit 2, and no file.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 
 /// The runs every test reports on, made once: all under one --out, so their ids differ even
 /// when they start in the same second.

@@ -1,0 +1,6 @@
+//! What a user meets when a job goes wrong: a rank killed, bad input refused before anything
+//! runs, and runs stopped midway, whose measured points are kept and resumed.
+
+mod bad_input;
+mod killed_rank;
+mod robustness;
