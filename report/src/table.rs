@@ -11,8 +11,8 @@
 
 use polars::lazy::frame::pivot::pivot_stable;
 use polars::prelude::{
-    col, lit, when, Column as PlColumn, DataFrame, DataType, Expr, IntoLazy, JoinArgs,
-    JoinType, JoinValidation, MaintainOrderJoin, PlSmallStr, SortMultipleOptions, NULL,
+    col, lit, when, Column as PlColumn, DataFrame, DataType, Expr, IntoLazy, JoinArgs, JoinType,
+    JoinValidation, MaintainOrderJoin, PlSmallStr, SortMultipleOptions, NULL,
 };
 
 use crate::columns::Column;
