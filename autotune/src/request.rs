@@ -162,7 +162,7 @@ fn usage(msg: impl Into<String>) -> TuneError {
 impl Request {
     /// Checks everything a user can get wrong, in the order they would fix it.
     pub fn check(&self) -> Result<Tuning, TuneError> {
-        let resolved = registry::resolve(&self.fabric).map_err(usage)?;
+        let resolved = registry::resolve(&self.fabric).map_err(|r| usage(r.to_string()))?;
         let def = resolved.def;
         let label = self.fabric.clone();
         // A plan of the fabric with the fixed settings: the runner's own checks (usable here,

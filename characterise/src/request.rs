@@ -78,8 +78,8 @@ pub const MAX_REFINE: u64 = 64;
 impl Request {
     pub fn check(&self) -> Result<Checked, CharacteriseError> {
         let bad = |m: String| Err(CharacteriseError::Request(m));
-        let resolved =
-            transports::registry::resolve(&self.fabric).map_err(CharacteriseError::Request)?;
+        let resolved = transports::registry::resolve(&self.fabric)
+            .map_err(|r| CharacteriseError::Request(r.to_string()))?;
         let emulated = resolved.def.kind == FabricKind::Emulated;
         if self.ranks < 2 {
             return bad(format!(

@@ -19,6 +19,16 @@ pub enum PlanError {
     /// says what and what is valid.
     #[error("{0}")]
     Refused(String),
+    /// A fabric refused the label or the rank count (its own words). Boxed, as every refusal
+    /// here is: a plan error travels inside most of the workspace's errors.
+    #[error(transparent)]
+    Fabric(Box<transports::Refusal>),
+    /// A fabric refused the settings in force on it.
+    #[error("on {label}, {source}")]
+    FabricSettings {
+        label: String,
+        source: Box<transports::Refusal>,
+    },
     #[error(transparent)]
     Params(#[from] suites::ParamError),
     /// A tunable set by the fabric's own defaults or preset that the registry refuses.
@@ -50,8 +60,11 @@ pub enum PlanError {
         source: std::io::Error,
     },
     /// The model card's text is refused (the registry's own words).
-    #[error("{path}: {why}")]
-    ModelCard { path: PathBuf, why: String },
+    #[error("{path}: {source}")]
+    ModelCard {
+        path: PathBuf,
+        source: Box<transports::Refusal>,
+    },
     #[error("--resume {dir}: {source}")]
     Resume {
         dir: PathBuf,
@@ -73,6 +86,12 @@ pub enum PlanError {
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]
     Bootstrap(#[from] BootstrapError),
+}
+
+impl From<transports::Refusal> for PlanError {
+    fn from(r: transports::Refusal) -> Self {
+        PlanError::Fabric(Box::new(r))
+    }
 }
 
 /// Why a directory given to resume cannot be continued by this plan.
@@ -168,8 +187,8 @@ pub enum JobError {
     #[error(transparent)]
     Launch(#[from] LaunchError),
     /// The fabric's launcher hook refused to build a command line (its own words).
-    #[error("{0}")]
-    LaunchCommand(String),
+    #[error(transparent)]
+    LaunchCommand(Box<transports::Refusal>),
     #[error("cannot find my own executable: {0}")]
     OwnExecutable(#[source] std::io::Error),
     #[error("cannot start rank threads: {0}")]

@@ -118,7 +118,7 @@ fn processes(
 fn launcher(
     plan: &Plan,
     idx: usize,
-    hook: fn(&LaunchRequest) -> Result<LaunchCommand, String>,
+    hook: fn(&LaunchRequest) -> Result<LaunchCommand, transports::Refusal>,
     job_id: &str,
     c: &mut Collector,
     stop: &AtomicBool,
@@ -143,7 +143,7 @@ fn launcher(
         env: &base,
         launcher: &plan.mpirun,
     })
-    .map_err(JobError::LaunchCommand)?;
+    .map_err(|r| JobError::LaunchCommand(Box::new(r)))?;
     let cmd = RankCommand {
         program: cmd.program,
         args: cmd.args.into_iter().map(Into::into).collect(),

@@ -484,9 +484,9 @@ impl PlanBuilder {
                     }
                 })?;
                 Some(
-                    registry::read_model_card(&text).map_err(|why| PlanError::ModelCard {
+                    registry::read_model_card(&text).map_err(|source| PlanError::ModelCard {
                         path: p.clone(),
-                        why,
+                        source: Box::new(source),
                     })?,
                 )
             }
@@ -546,7 +546,7 @@ impl PlanBuilder {
         self.check_sets_belong(&requested)?;
         let mut fabrics: Vec<FabricSpec> = Vec::new();
         for label in &requested {
-            let resolved = registry::resolve(label).map_err(PlanError::Refused)?;
+            let resolved = registry::resolve(label)?;
             let def = resolved.def;
             if fabrics.iter().any(|f| &f.label == label) {
                 return Err(PlanError::Refused(format!(
@@ -567,7 +567,7 @@ impl PlanBuilder {
                     def.name
                 )));
             }
-            (def.check_ranks)(ranks).map_err(PlanError::Refused)?;
+            (def.check_ranks)(ranks)?;
             let card = match (&model, &model_target) {
                 (Some(card), Some(t)) if t == label => Some(card.values.as_slice()),
                 _ => None,
@@ -576,8 +576,10 @@ impl PlanBuilder {
             for (k, v) in resolved.preset {
                 settings.set(&registry, k, v, Source::Fabric)?;
             }
-            (def.check_settings)(&settings)
-                .map_err(|why| PlanError::Refused(format!("on {label}, {why}")))?;
+            (def.check_settings)(&settings).map_err(|source| PlanError::FabricSettings {
+                label: label.clone(),
+                source: Box::new(source),
+            })?;
             if let Some(r) = ByteOrders::from_settings(&settings).only_rank {
                 if r >= ranks {
                     return Err(PlanError::Refused(format!(

@@ -68,7 +68,7 @@ pub enum Launch {
     Threads,
     /// One launcher process starts every rank; the hook builds its command line, or says in
     /// one line why it cannot.
-    Launcher(fn(&LaunchRequest) -> std::result::Result<LaunchCommand, String>),
+    Launcher(fn(&LaunchRequest) -> std::result::Result<LaunchCommand, crate::Refusal>),
 }
 
 pub struct FabricDef {
@@ -85,12 +85,12 @@ pub struct FabricDef {
     /// Shared tunables that mean nothing on this fabric (left out of its settings line).
     pub ignores: &'static [&'static str],
     /// Whether the fabric can have `n` ranks (hardware topologies); the refusal in one line.
-    pub check_ranks: fn(n: usize) -> std::result::Result<(), String>,
+    pub check_ranks: fn(n: usize) -> std::result::Result<(), crate::Refusal>,
     /// Whether the settings in force can carry a message at all (an emulated card whose values
     /// contradict each other or the engine's); the refusal in one line naming the parameters
     /// and what is valid; or settings this host cannot use (tcp.if). Checked when a plan is built,
     /// before anything runs; every rank under mpirun or srun checks on its own host.
-    pub check_settings: fn(&Settings) -> std::result::Result<(), String>,
+    pub check_settings: fn(&Settings) -> std::result::Result<(), crate::Refusal>,
     pub launch: Launch,
     /// Removes whatever a job with this id may have left behind (shared-memory segments),
     /// called after every job, however it ended.
@@ -235,16 +235,19 @@ pub(crate) fn always_usable() -> Availability {
 }
 
 /// A fabric that takes any number of ranks.
-pub(crate) fn any_ranks(n: usize) -> std::result::Result<(), String> {
+pub(crate) fn any_ranks(n: usize) -> std::result::Result<(), crate::Refusal> {
     if n >= 1 {
         Ok(())
     } else {
-        Err("a job needs at least one rank".into())
+        Err(crate::Refusal::Ranks {
+            ranks: n,
+            why: "a job needs at least one rank".into(),
+        })
     }
 }
 
 /// A fabric whose settings are each valid on their own whatever the others are.
-pub(crate) fn settings_independent(_s: &Settings) -> std::result::Result<(), String> {
+pub(crate) fn settings_independent(_s: &Settings) -> std::result::Result<(), crate::Refusal> {
     Ok(())
 }
 

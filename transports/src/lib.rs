@@ -17,8 +17,10 @@ pub mod transport;
 pub mod wire;
 
 pub use error::{Result, TransportError};
+pub use refusal::Refusal;
 pub mod comm;
 pub mod fabric;
+pub mod refusal;
 pub mod registry;
 pub mod shm;
 pub mod spin;

@@ -3,6 +3,7 @@
 //! cards that override an emulated fabric's parameters. Adding a fabric is one module plus one
 //! line in [`FABRICS`]; the shared conformance suite (`tests/conformance.rs`) then runs it.
 
+use crate::Refusal;
 use bench_core::tunables::{Def, Registry};
 
 use crate::error::{Result, TransportError};
@@ -56,30 +57,25 @@ pub struct Resolved {
 
 /// Finds `label` ("shm", "tcp@mpi"), checks it can run here, and for a preset that its MPI is
 /// installed. Errors are one line saying what is valid.
-pub fn resolve(label: &str) -> std::result::Result<Resolved, String> {
+pub fn resolve(label: &str) -> std::result::Result<Resolved, Refusal> {
     let (name, preset) = match label.strip_suffix("@mpi") {
         Some(base) => {
-            let p = crate::mpi::preset(base).ok_or_else(|| {
-                format!(
-                    "no MPI preset for '{base}'; presets: {}",
-                    crate::mpi::PRESETS
-                        .iter()
-                        .map(|p| format!("{}@mpi", p.fabric))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+            let p = crate::mpi::preset(base).ok_or_else(|| Refusal::NoPreset {
+                base: base.to_string(),
+                presets: crate::mpi::PRESETS
+                    .iter()
+                    .map(|p| format!("{}@mpi", p.fabric))
+                    .collect(),
             })?;
             ("mpi", Some(p))
         }
         None => (label, None),
     };
-    let def = find(name).ok_or_else(|| {
-        format!(
-            "unknown fabric '{name}'; valid fabrics: {} (see `fabbench list fabrics`)",
-            names().join(", ")
-        )
+    let def = find(name).ok_or_else(|| Refusal::UnknownFabric {
+        name: name.to_string(),
+        valid: names(),
     })?;
-    check_usable(def).map_err(|e| e.to_string())?;
+    check_usable(def).map_err(Refusal::Unusable)?;
     if let Some(p) = preset {
         crate::mpi::check_preset(p)?;
     }
@@ -97,8 +93,8 @@ pub struct ModelCard {
 }
 
 /// Reads a model card, checked against the card format.
-pub fn read_model_card(text: &str) -> std::result::Result<ModelCard, String> {
-    let (fabric, values) = crate::emulated::card::overrides(text).map_err(|e| e.to_string())?;
+pub fn read_model_card(text: &str) -> std::result::Result<ModelCard, Refusal> {
+    let (fabric, values) = crate::emulated::card::overrides(text)?;
     Ok(ModelCard { fabric, values })
 }
 
@@ -130,8 +126,10 @@ mod tests {
     fn labels_resolve_or_say_what_is_valid() {
         assert_eq!(resolve("rapidio").unwrap().def.name, "rapidio");
         let e = resolve("infiniband").err().unwrap();
-        assert!(e.contains("valid fabrics: shm, tcp"), "{e}");
+        assert!(matches!(&e, Refusal::UnknownFabric { name, .. } if name == "infiniband"));
+        assert!(e.to_string().contains("valid fabrics: shm, tcp"), "{e}");
         let e = resolve("ib@mpi").err().unwrap();
-        assert!(e.contains("presets: shm@mpi, tcp@mpi"), "{e}");
+        assert!(matches!(&e, Refusal::NoPreset { base, .. } if base == "ib"));
+        assert!(e.to_string().contains("presets: shm@mpi, tcp@mpi"), "{e}");
     }
 }

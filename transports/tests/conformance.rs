@@ -213,7 +213,7 @@ fn every_collective_agrees_with_its_definition_at_every_rank_count() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     for def in testable() {
         for n in RANKS {
-            if let Err(why) = (def.check_ranks)(n) {
+            if let Err(why) = (def.check_ranks)(n).map_err(|r| r.to_string()) {
                 // A fabric that cannot have n ranks (hyperlink's topologies) must say so when
                 // asked to connect them, not hang or half-work.
                 let err = connect_error(def, n);

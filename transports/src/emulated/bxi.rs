@@ -44,23 +44,23 @@ pub fn engine(s: &Settings, cfg: &mut EngineConfig) {
 /// Whether the card's values, with the engine's, can carry every message (see bxi.md, "Values
 /// that cannot carry a message"). A receive or send queue of one entry and buffers of 256
 /// bytes can: a message of more buffers than the queues hold streams through them.
-pub fn check(s: &Settings) -> std::result::Result<(), String> {
+pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     let cfg = super::engine_for(s, engine);
     let header = crate::header::FrameType::Eager.header_len();
     if cfg.eager_limit + header > super::MAX_FRAME {
-        return Err(format!(
+        return Err(crate::Refusal::settings(format!(
             "{}: an eager message that large and its {header}-byte header do not fit the emulated wire's largest frame of {} bytes; use bxi.rendezvous <= {}",
             super::shown(s, "bxi.rendezvous"),
             super::MAX_FRAME,
             super::MAX_FRAME - header
-        ));
+        )));
     }
     if retry_interval(s) == 0 {
-        return Err(format!(
+        return Err(crate::Refusal::settings(format!(
             "{} with {}: a put that finds no free receive buffer would be put again at the same instant, for ever; 2 x bxi.latency_ns + bxi.retry_ns must be at least 1 ps (0.001 ns)",
             super::shown(s, "bxi.latency_ns"),
             super::shown(s, "bxi.retry_ns")
-        ));
+        )));
     }
     Ok(())
 }
@@ -100,7 +100,7 @@ pub struct Bxi {
 
 impl Bxi {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
-        check(s).map_err(crate::error::TransportError::Config)?;
+        check(s).map_err(|e| crate::error::TransportError::Config(e.to_string()))?;
         let p = Params {
             link_mbps: s.get_by_runtime_name::<f64>("bxi.link_gbps") * 1e3 / 8.0,
             latency: ns(s.get_by_runtime_name::<f64>("bxi.latency_ns")),
@@ -327,7 +327,9 @@ mod tests {
 
     #[test]
     fn an_eager_limit_beyond_the_wires_largest_frame_is_refused() {
-        let e = check(&test_settings(&[("bxi.rendezvous", "1G")])).unwrap_err();
+        let e = check(&test_settings(&[("bxi.rendezvous", "1G")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("bxi.rendezvous=1GiB:") && e.contains("use bxi.rendezvous <= 1073741800"),
             "{e}"
@@ -345,7 +347,8 @@ mod tests {
             ("bxi.latency_ns", "0"),
             ("bxi.retry_ns", "0"),
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("bxi.latency_ns=0")
                 && e.contains("bxi.retry_ns=0")

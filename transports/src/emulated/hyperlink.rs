@@ -103,17 +103,17 @@ fn engine_frag(s: &Settings) -> u64 {
 /// the window holds the largest frame the engine sends, an eager message of `eager_limit` or a
 /// rendezvous fragment of `frag_size`; a frame needing more slots than the window has would
 /// wait for room for ever.
-pub fn check(s: &Settings) -> std::result::Result<(), String> {
+pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     let (bytes, header) = (
         s.get_by_runtime_name::<u64>("hyperlink.frag_bytes"),
         s.get_by_runtime_name::<u64>("hyperlink.frag_header"),
     );
     if header >= bytes {
-        return Err(format!(
+        return Err(crate::Refusal::settings(format!(
             "{} leaves no room for data in {}: hyperlink.frag_header must be smaller than hyperlink.frag_bytes",
             super::shown(s, "hyperlink.frag_header"),
             super::shown(s, "hyperlink.frag_bytes")
-        ));
+        )));
     }
     let payload = bytes - header;
     let holds = capacity(s) * payload;
@@ -123,7 +123,7 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
         (FRAG_SIZE.name(), engine_frag(s)),
     ] {
         if frame > holds {
-            return Err(format!(
+            return Err(crate::Refusal::settings(format!(
                 "{} does not fit the hyperlink window: {} less {} leaves {payload} bytes a fragment, and the window takes {} fragments (the smaller of {} and {}), {holds} bytes; use {name} <= {holds} or larger fragments",
                 super::shown(s, name),
                 super::shown(s, "hyperlink.frag_bytes"),
@@ -131,32 +131,35 @@ pub fn check(s: &Settings) -> std::result::Result<(), String> {
                 capacity(s),
                 super::shown(s, "hyperlink.window_frags"),
                 super::shown(s, "hyperlink.mailbox_entries"),
-            ));
+            )));
         }
     }
     Ok(())
 }
 
 /// The topologies TI's hlink BTL supports: one rank on each of 2, 3 or 4 nodes.
-fn check_ranks(n: usize) -> std::result::Result<(), String> {
+fn check_ranks(n: usize) -> std::result::Result<(), crate::Refusal> {
     if (2..=4).contains(&n) {
         Ok(())
     } else {
-        Err(format!(
-            "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
-        ))
+        Err(crate::Refusal::Ranks {
+            ranks: n,
+            why: format!(
+                "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
+            ),
+        })
     }
 }
 
 impl Hyperlink {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
-        check_ranks(n).map_err(TransportError::Config)?;
+        check_ranks(n).map_err(|e| TransportError::Config(e.to_string()))?;
         let line_mbps = s.get_by_runtime_name::<i64>("hyperlink.lanes") as f64
             * s.get_by_runtime_name::<f64>("hyperlink.gbaud")
             * 1e3
             / 8.0
             * s.get_by_runtime_name::<f64>("hyperlink.encoding");
-        check(s).map_err(TransportError::Config)?;
+        check(s).map_err(|e| TransportError::Config(e.to_string()))?;
         let frag_bytes = s.get_by_runtime_name::<u64>("hyperlink.frag_bytes");
         let frag_header = s.get_by_runtime_name::<u64>("hyperlink.frag_header");
         let p = Params {
@@ -514,7 +517,8 @@ mod tests {
             ("hyperlink.frag_bytes", "1K"),
             ("hyperlink.frag_header", "1K"),
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.starts_with("hyperlink.frag_header=1KiB") && e.contains("hyperlink.frag_bytes=1KiB"),
             "{e}"
@@ -525,7 +529,9 @@ mod tests {
     fn an_engine_frame_larger_than_the_window_is_refused() {
         // 1 KiB fragments hold 960 bytes of data each: 32 of them, 30720 bytes, are less than
         // one 65472-byte rendezvous fragment.
-        let e = check(&card(&[("hyperlink.frag_bytes", "1K")])).unwrap_err();
+        let e = check(&card(&[("hyperlink.frag_bytes", "1K")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("frag_size=65472")
                 && e.contains("hyperlink.frag_bytes=1KiB")
@@ -544,7 +550,8 @@ mod tests {
             ("hyperlink.mailbox_entries", "1"),
             ("frag_size", "1K"),
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.starts_with("eager_limit=4KiB") && e.contains("hyperlink.mailbox_entries=1"),
             "{e}"

@@ -106,8 +106,10 @@ impl Segment {
 }
 
 /// Whether the card's segments are consistent (see [`segments`]).
-pub fn check(s: &Settings) -> std::result::Result<(), String> {
-    segments(s).map(|_| ()).map_err(|e| e.to_string())
+pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
+    segments(s)
+        .map(|_| ())
+        .map_err(|e| crate::Refusal::settings(e.to_string()))
 }
 
 /// The segments a card's settings use, checked: one to six, the first from 0, each starting

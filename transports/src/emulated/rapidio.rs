@@ -42,16 +42,16 @@ pub fn summary() -> &'static str {
 /// carry a message"): a common-queue message has room for data after the MPI header. A common
 /// queue of one entry and one dedicated queue can: a message of more entries streams through
 /// the queue, and transfers wait their turn for a dedicated one.
-pub fn check(s: &Settings) -> std::result::Result<(), String> {
+pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     let message = s.get_by_runtime_name::<u64>("rapidio.segment_bytes")
         * s.get_by_runtime_name::<i64>("rapidio.message_segments") as u64;
     if s.get_by_runtime_name::<u64>("rapidio.message_header") >= message {
-        return Err(format!(
+        return Err(crate::Refusal::settings(format!(
             "{} leaves no room for data in a message of {message} bytes ({} x {}): rapidio.message_header must be smaller than rapidio.segment_bytes x rapidio.message_segments",
             super::shown(s, "rapidio.message_header"),
             super::shown(s, "rapidio.segment_bytes"),
             super::shown(s, "rapidio.message_segments")
-        ));
+        )));
     }
     Ok(())
 }
@@ -110,7 +110,7 @@ pub struct RapidIo {
 
 impl RapidIo {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
-        check(s).map_err(crate::error::TransportError::Config)?;
+        check(s).map_err(|e| crate::error::TransportError::Config(e.to_string()))?;
         let segment = s.get_by_runtime_name::<u64>("rapidio.segment_bytes");
         let p = Params {
             link_mbps: s.get_by_runtime_name::<f64>("rapidio.link_mbps"),
@@ -438,7 +438,7 @@ mod tests {
             ("rapidio.message_segments", "2"),
             ("rapidio.message_header", "16"),
         ];
-        let e = check(&test_settings(&card)).unwrap_err();
+        let e = check(&test_settings(&card)).unwrap_err().to_string();
         assert!(
             e.starts_with("rapidio.message_header=16 ")
                 && e.contains("rapidio.segment_bytes=8 ")

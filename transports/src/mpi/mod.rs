@@ -363,25 +363,19 @@ fn command_output(program: &str, args: &[&str]) -> Option<String> {
 }
 
 /// Whether this installation can run `p`; the error says what is missing and what to do.
-pub fn check_preset(p: &Preset) -> std::result::Result<(), String> {
-    let lib = library_version().ok_or_else(|| {
-        "this fabbench was built without MPI support; rebuild with --features mpi (see README)"
-            .to_string()
-    })?;
+pub fn check_preset(p: &Preset) -> std::result::Result<(), crate::Refusal> {
+    let lib = library_version().ok_or(crate::Refusal::NoMpiSupport)?;
     let first = lib.lines().next().unwrap_or("").trim().to_string();
-    let emulated = if ["hyperlink", "bxi", "rapidio"].contains(&p.fabric) {
-        format!(
-            "; without it, run the emulated model: --fabric {}",
-            p.fabric
-        )
-    } else {
-        String::new()
-    };
-    let missing = |what: String| {
-        Err(format!(
-            "{}@mpi needs {}: {what}{emulated}",
-            p.fabric, p.what
-        ))
+    let emulated = ["hyperlink", "bxi", "rapidio"]
+        .contains(&p.fabric)
+        .then_some(p.fabric);
+    let missing = |why: String| {
+        Err(crate::Refusal::PresetMissing {
+            fabric: p.fabric,
+            needs: p.what,
+            why,
+            emulated,
+        })
     };
     match p.needs {
         Needs::OpenMpi if !lib.contains("Open MPI") => missing(format!(
@@ -425,19 +419,19 @@ pub enum Mpirun {
 }
 
 /// Asks `mpirun --version` which launcher it is.
-pub fn mpirun_flavor(program: &str) -> std::result::Result<Mpirun, String> {
-    let text = command_output(program, &["--version"]).ok_or_else(|| {
-        format!("cannot run {program}: install an MPI (openmpi-bin) or give --mpirun PATH")
+pub fn mpirun_flavor(program: &str) -> std::result::Result<Mpirun, crate::Refusal> {
+    let text = command_output(program, &["--version"]).ok_or_else(|| crate::Refusal::NoMpirun {
+        program: program.to_string(),
     })?;
     if text.contains("Open MPI") || text.contains("OpenRTE") {
         Ok(Mpirun::OpenMpi)
     } else if text.contains("HYDRA") || text.contains("Hydra") {
         Ok(Mpirun::Hydra)
     } else {
-        Err(format!(
-            "{program} is neither Open MPI's mpirun nor MPICH's Hydra: {}",
-            text.lines().next().unwrap_or("").trim()
-        ))
+        Err(crate::Refusal::NotAnMpirun {
+            program: program.to_string(),
+            version: text.lines().next().unwrap_or("").trim().to_string(),
+        })
     }
 }
 
@@ -490,7 +484,7 @@ pub fn mpirun_args(
 
 /// The launcher hook: mpirun (Open MPI's or MPICH's Hydra, whichever `--mpirun` names) starts
 /// every rank with the job's environment and the MPI variables that are set.
-fn launch_command(req: &LaunchRequest) -> std::result::Result<LaunchCommand, String> {
+fn launch_command(req: &LaunchRequest) -> std::result::Result<LaunchCommand, crate::Refusal> {
     let flavor = mpirun_flavor(req.launcher)?;
     let mut env = req.env.to_vec();
     env.extend(environment(req.settings));

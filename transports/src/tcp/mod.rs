@@ -75,10 +75,12 @@ fn tcp_tunables() -> &'static [Def] {
     TUNABLES
 }
 /// Refuses a `tcp.if` this host does not have, before anything runs (bad input, not a failure).
-fn check_settings(s: &Settings) -> std::result::Result<(), String> {
+fn check_settings(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     match s.get(IFACE) {
         "auto" => Ok(()),
-        spec => setup::named_ip(spec).map(|_| ()),
+        spec => setup::named_ip(spec)
+            .map(|_| ())
+            .map_err(crate::Refusal::settings),
     }
 }
 fn connect(ctx: &crate::fabric::FabricContext) -> Result<Box<dyn crate::transport::Transport>> {
