@@ -1,5 +1,7 @@
-//! The command line: subcommands and options, parsed by clap. The options of `run` that set a
-//! suite's parameters are not listed here: every registered suite declares its own, and
+//! The command line: the subcommands, the option groups several of them flatten in (`--set`,
+//! `--model`, `-o/--out`), and the suites' own options added to `run`. Each subcommand's
+//! arguments live with its `run` in [`crate::commands`]. The options of `run` that set a
+//! suite's parameters are not listed anywhere: every registered suite declares its own, and
 //! [`command`] adds them, so a new suite brings its options without a change here. Everything
 //! here is parsing; validation happens in the runner's plan, so every error is one line.
 
@@ -8,11 +10,16 @@ use std::path::PathBuf;
 use clap::{Arg, ArgAction, ArgMatches, Args, CommandFactory, Parser, Subcommand};
 use suites::{Dash, OptionKind, SuiteArgs};
 
-pub use crate::calibrate_args::CalibrateArgs;
-pub use crate::characterise_args::CharacteriseArgs;
-pub use crate::compare_args::CompareArgs;
-pub use crate::export_args::ExportArgs;
-pub use crate::history_args::HistoryArgs;
+use crate::commands::autotune::AutotuneArgs;
+use crate::commands::calibrate::CalibrateArgs;
+use crate::commands::characterise::CharacteriseArgs;
+use crate::commands::compare::CompareArgs;
+use crate::commands::export::ExportArgs;
+use crate::commands::history::HistoryArgs;
+use crate::commands::list::ListArgs;
+use crate::commands::plot::PlotArgs;
+use crate::commands::report::ReportArgs;
+use crate::commands::run::RunArgs;
 use crate::single_dash::Given;
 
 #[derive(Debug, Parser)]
@@ -65,69 +72,28 @@ pub enum Command {
     Rank,
 }
 
-/// `fabbench report`'s words, handed unread to the `fabbench-report` binary: its options, help
-/// and checks are defined there only, so the two cannot drift apart.
+/// `--set NAME=VALUE`: tunables, as `run`, `autotune`, `characterise` and `calibrate` take
+/// them. Each command words the help for what the settings do there (`mut_arg("set", ..)`).
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
-pub struct ReportArgs {
-    /// Run directories and options; `fabbench report --help` lists them
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub words: Vec<std::ffi::OsString>,
-}
-
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Writes profile.toml (load it with `fabbench run --profile FILE`), autotune.json, \
-                  report.md and, on an MPI fabric, mca-params.conf, ompi-tune.conf and \
-                  autotune.env into a new directory under --out. Example: fabbench autotune \
-                  --fabric rapidio --budget 2m"
-)]
-pub struct AutotuneArgs {
-    /// Fabric to tune (see `fabbench list fabrics`); FABRIC@mpi tunes its MPI library's variables
-    #[arg(short = 'f', long, default_value = "shm", value_name = "FABRIC")]
-    pub fabric: String,
-
-    /// Parameters to search, comma separated (default: the thresholds, fragment sizes and
-    /// switches that matter on the fabric)
-    #[arg(long, value_delimiter = ',', value_name = "NAME[,NAME]")]
-    pub params: Option<Vec<String>>,
-
-    /// Suites that judge the settings, comma separated: osu_latency, osu_bw, osu_bibw
-    /// (default: the objective's)
-    #[arg(long, value_delimiter = ',', value_name = "SUITE[,SUITE]")]
-    pub workload: Option<Vec<String>>,
-
-    /// latency (osu_latency), bandwidth (osu_bw) or balanced (both)
-    #[arg(long, default_value = "latency", value_name = "OBJECTIVE")]
-    pub objective: String,
-
-    /// Wall time the search and verification may take (e.g. 90s, 10m); when it runs out,
-    /// autotune decides with what it measured and says so
-    #[arg(long, default_value = "10m", value_name = "DURATION")]
-    pub budget: String,
-
-    /// Message sizes measured, MIN:MAX (default 1:1M)
-    #[arg(long, value_name = "MIN:MAX")]
-    pub sizes: Option<String>,
-
-    /// Values within this of the best are reported as near-equal winners (2% or 0.02)
-    #[arg(long, default_value = "2%", value_name = "PERCENT")]
-    pub tolerance: String,
-
-    /// Hold a tunable fixed, e.g. --set rapidio.copy_mbps=300 (repeatable)
+pub struct TunableArgs {
+    /// Set a tunable, e.g. --set eager_limit=8K (repeatable; see `fabbench list tunables`)
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+}
 
-    /// Also run the exhaustive sweep of the threshold (every candidate at every size) and
-    /// report what the search saved
-    #[arg(long)]
-    pub exhaustive: bool,
+/// `--model FILE`: a model card for an emulated fabric (`run`, `characterise`).
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// A model card (TOML) overriding an emulated fabric's parameters; --set wins over it
+    #[arg(long, value_name = "FILE")]
+    pub model: Option<PathBuf>,
+}
 
-    /// The mpirun that starts MPI ranks
-    #[arg(long, default_value = "mpirun", value_name = "PATH")]
-    pub mpirun: String,
-
-    /// Directory the autotune's directory is created in
+/// `-o/--out DIR`: where a command's new directory is made (`run`, which takes no `-o`,
+/// `autotune`, `characterise`, `calibrate`).
+#[derive(Debug, Args)]
+pub struct OutArgs {
+    /// Directory the command's results directory is created in
     #[arg(
         short = 'o',
         long,
@@ -135,135 +101,6 @@ pub struct AutotuneArgs {
         value_name = "DIR"
     )]
     pub out: PathBuf,
-}
-
-/// Image formats `fabbench plot` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlotFormat {
-    Svg,
-    Png,
-    Both,
-}
-
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Draws, per suite, latency against size (log-log) or bandwidth against size \
-                  (log-x) with a line per run and fabric; per series the latency percentiles as \
-                  bands and HdrHistogram's percentile distribution at --hist-size; mpptest \
-                  curves with their breakpoints and fits; speedup and efficiency when a kernel \
-                  ran at several rank counts; and, for an autotune directory, each decision's \
-                  sweep. Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
-)]
-pub struct PlotArgs {
-    /// Run directories (as `fabbench run` writes them) or autotune directories
-    #[arg(required = true, value_name = "RUN_DIR")]
-    pub runs: Vec<PathBuf>,
-
-    /// Directory the charts are written to (default: RUN_DIR/plots for one directory,
-    /// ./fabbench-plots for several)
-    #[arg(short = 'o', long = "out", value_name = "DIR")]
-    pub out: Option<PathBuf>,
-
-    /// Image format
-    #[arg(long, value_enum, default_value = "svg")]
-    pub format: PlotFormat,
-
-    /// Message size of the percentile-distribution chart (default: the smallest size every
-    /// latency series measured)
-    #[arg(long, value_name = "SIZE")]
-    pub hist_size: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// What to list: fabrics, suites or tunables (default: all three)
-    pub what: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Suites to run, e.g. osu_latency osu_bw (see `fabbench list suites`)
-    #[arg(required_unless_present = "resume", value_name = "SUITE")]
-    pub suites: Vec<String>,
-
-    /// Continue a run that was kept incomplete (OUT/RUN_ID.partial) from its last measured
-    /// point, with its own command line; give nothing else
-    #[arg(long, value_name = "RUN_DIR")]
-    pub resume: Option<PathBuf>,
-
-    /// Fabric(s) to run on, comma separated; FABRIC@mpi runs a fabric through the MPI library
-    /// (see `fabbench list fabrics`)
-    #[arg(
-        short = 'f',
-        long,
-        default_value = "shm",
-        value_name = "FABRIC[,FABRIC]"
-    )]
-    pub fabric: String,
-
-    /// Run every listed fabric through the MPI library (same as writing FABRIC@mpi)
-    #[arg(long, value_name = "mpi")]
-    pub via: Option<String>,
-
-    /// The mpirun that starts MPI ranks
-    #[arg(long, default_value = "mpirun", value_name = "PATH")]
-    pub mpirun: String,
-
-    /// Number of ranks (default 2; under mpirun or srun, the launcher's count). A list
-    /// (`-n 1,2,4`) runs each count in turn and reports speedup and parallel efficiency
-    #[arg(short = 'n', long = "ranks", value_name = "N[,N...]", value_parser = parse_rank_counts)]
-    pub ranks: Option<RankCounts>,
-
-    /// How ranks started by mpirun or srun meet: tcp://HOST:PORT (rank 0 serves it) or
-    /// dir:PATH (a directory every rank can see)
-    #[arg(long, value_name = "tcp://HOST:PORT|dir:PATH")]
-    pub bootstrap: Option<String>,
-
-    /// Set a tunable, e.g. --set eager_limit=8K (repeatable; see `fabbench list tunables`)
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-
-    /// A TOML profile of tunables (as `fabbench autotune` writes); --set wins over it
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<PathBuf>,
-
-    /// A model card (TOML) overriding an emulated fabric's parameters; --set wins over it
-    #[arg(long, value_name = "FILE")]
-    pub model: Option<PathBuf>,
-
-    /// Directory the run's results directory is created in
-    #[arg(long, default_value = "fabbench-results", value_name = "DIR")]
-    pub out: PathBuf,
-
-    /// Also draw the suites' charts (SVG) into the run directory's plots/
-    #[arg(long)]
-    pub plot: bool,
-}
-
-/// `-n`'s rank counts: one, or several for a scaling run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RankCounts(pub Vec<usize>);
-
-/// The largest rank count `-n` takes (threads or processes on one host, or a launcher's job).
-const MAX_RANKS: usize = 4096;
-
-fn parse_rank_counts(text: &str) -> Result<RankCounts, String> {
-    let mut counts = Vec::new();
-    for part in text.split(',') {
-        let n: usize = part
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{part}' is not a rank count; give N or a list such as 1,2,4"))?;
-        if n == 0 || n > MAX_RANKS {
-            return Err(format!("{n} ranks: give 1 to {MAX_RANKS}"));
-        }
-        if counts.contains(&n) {
-            return Err(format!("{n} is listed twice; list each rank count once"));
-        }
-        counts.push(n);
-    }
-    counts.sort_unstable();
-    Ok(RankCounts(counts))
 }
 
 /// Where suites' options are listed in `fabbench run --help`.

@@ -1,64 +1,85 @@
-//! `fabbench export`: a run directory in the formats CI tools read (github-action-benchmark's
+//! `fabbench export`: its arguments; a run directory in the formats CI tools read (github-action-benchmark's
 //! custom JSON, the Bencher Metric Format) or as a reference file for `fabbench compare
 //! --references`. Every run is read and every file built before anything is written; each
 //! file is then written whole (a temporary name, renamed) and its path printed.
 
 use std::path::{Path, PathBuf};
 
+use clap::{Args, ValueEnum};
 use results::ci::{Export, ExportFile};
 use results::Run;
 
-use crate::exit;
-use crate::export_args::{ExportArgs, ExportFormat};
+use crate::exit::Failure;
+use crate::fraction::{self, Fraction};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Writes, into --out (default RUN_DIR/ci): gab-smaller-is-better.json and \
+                  gab-bigger-is-better.json (github-action-benchmark's customSmallerIsBetter and \
+                  customBiggerIsBetter tools, one action step each), bmf.json (Bencher: bencher \
+                  run --adapter json --file bmf.json), or refs.toml (fabbench compare \
+                  --references refs.toml RUN). A scaling run's directory exports each of its runs \
+                  into its own directory. Example: fabbench export results/RUN_ID --format gab"
+)]
+pub struct ExportArgs {
+    /// The run directory to export
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+
+    /// What to write: gab (github-action-benchmark), bmf (Bencher Metric Format), refs (a
+    /// reference file for `fabbench compare --references`)
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+
+    /// Directory to write into (default: RUN_DIR/ci)
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// With --format refs: how far each reference allows the value either way (percent, 5% or
+    /// 0.05; 0 for an exact gate) [default: 5%]
+    #[arg(long, value_name = "PERCENT", value_parser = fraction::parse)]
+    pub tolerance: Option<Fraction>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Gab,
+    Bmf,
+    Refs,
+}
 
 /// The tolerance of `--format refs` when none is given.
-const DEFAULT_TOLERANCE: &str = "5%";
+const DEFAULT_TOLERANCE: f64 = 0.05;
 
-pub fn run(args: ExportArgs) -> i32 {
-    let tolerance = match (args.format, args.tolerance.as_deref()) {
-        (ExportFormat::Refs, t) => match fraction(t.unwrap_or(DEFAULT_TOLERANCE)) {
-            Some(t) => t,
-            None => {
-                eprintln!(
-                    "error: --tolerance {}: give a percentage (5%) or a fraction (0.05) from 0 \
-                     to 1",
-                    t.unwrap_or_default()
-                );
-                return exit::USAGE;
-            }
-        },
+pub fn run(args: ExportArgs) -> Result<(), Failure> {
+    let tolerance = match (args.format, &args.tolerance) {
+        (ExportFormat::Refs, None) => DEFAULT_TOLERANCE,
+        (ExportFormat::Refs, Some(t)) if (0.0..=1.0).contains(&t.value) => t.value,
+        (ExportFormat::Refs, Some(t)) => {
+            return Err(Failure::Usage(format!(
+                "--tolerance {t}: give a percentage (5%) or a fraction (0.05) from 0 to 1"
+            )))
+        }
         (_, Some(_)) => {
-            eprintln!("error: --tolerance applies to --format refs only");
-            return exit::USAGE;
+            return Err(Failure::Usage(
+                "--tolerance applies to --format refs only".into(),
+            ))
         }
         (_, None) => 0.0,
     };
     if !args.run.is_dir() {
-        eprintln!(
-            "error: {} is not a directory: give a run directory (OUT/RUN_ID, as fabbench run \
+        return Err(Failure::Usage(format!(
+            "{} is not a directory: give a run directory (OUT/RUN_ID, as fabbench run \
              printed it)",
             args.run.display()
-        );
-        return exit::USAGE;
+        )));
     }
     let dirs = results::read::runs_in(&args.run);
     let mut jobs = Vec::new();
     for dir in &dirs {
-        let run = match results::read_run(dir) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::USAGE;
-            }
-        };
+        let run = results::read_run(dir).map_err(|e| Failure::Usage(e.to_string()))?;
         let out = out_dir(&args, dir, dirs.len() > 1);
-        let export = match build(&run, dir, args.format, tolerance) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::FAILED;
-            }
-        };
+        let export = build(&run, dir, args.format, tolerance).map_err(Failure::Failed)?;
         jobs.push((out, export));
     }
     for (out, export) in &jobs {
@@ -66,16 +87,11 @@ pub fn run(args: ExportArgs) -> i32 {
             eprintln!("warning: {name} left out: its value is not a finite number");
         }
         for file in &export.files {
-            match write(out, file) {
-                Ok(path) => println!("{}", path.display()),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::FAILED;
-                }
-            }
+            let path = write(out, file).map_err(Failure::Failed)?;
+            println!("{}", path.display());
         }
     }
-    exit::OK
+    Ok(())
 }
 
 /// Where a run's files go: `--out`, or its own `ci/`; with several runs (a scaling run's
@@ -119,31 +135,4 @@ fn write(out: &Path, file: &ExportFile) -> Result<PathBuf, String> {
     results::run_dir::write_atomically(&path, &file.contents)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
-}
-
-/// "5%" -> 0.05, "0.05" -> 0.05; None unless the result lies in [0, 1].
-fn fraction(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let x = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().ok()? / 100.0,
-        None => t.parse::<f64>().ok()?,
-    };
-    (0.0..=1.0).contains(&x).then_some(x)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tolerances_are_percentages_or_fractions_from_0_to_1() {
-        assert_eq!(fraction("5%"), Some(0.05));
-        assert_eq!(fraction("0.05"), Some(0.05));
-        assert_eq!(fraction(" 0 % "), Some(0.0));
-        assert_eq!(fraction("100%"), Some(1.0));
-        assert_eq!(fraction("150%"), None);
-        assert_eq!(fraction("-5%"), None);
-        assert_eq!(fraction("five"), None);
-        assert_eq!(fraction("NaN"), None);
-    }
 }
