@@ -52,21 +52,7 @@ pub enum ExportFormat {
 const DEFAULT_TOLERANCE: f64 = 0.05;
 
 pub fn run(args: ExportArgs) -> Result<(), Failure> {
-    let tolerance = match (args.format, &args.tolerance) {
-        (ExportFormat::Refs, None) => DEFAULT_TOLERANCE,
-        (ExportFormat::Refs, Some(t)) if (0.0..=1.0).contains(&t.value) => t.value,
-        (ExportFormat::Refs, Some(t)) => {
-            return Err(Failure::Usage(format!(
-                "--tolerance {t}: give a percentage (5%) or a fraction (0.05) from 0 to 1"
-            )))
-        }
-        (_, Some(_)) => {
-            return Err(Failure::Usage(
-                "--tolerance applies to --format refs only".into(),
-            ))
-        }
-        (_, None) => 0.0,
-    };
+    let tolerance = tolerance(args.format, args.tolerance.as_ref()).map_err(Failure::Usage)?;
     if !args.run.is_dir() {
         return Err(Failure::Usage(format!(
             "{} is not a directory: give a run directory (OUT/RUN_ID, as fabbench run \
@@ -92,6 +78,20 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The tolerance of the reference values: `--tolerance` (0 to 1) or 5% with `--format refs`;
+/// the option given with another format is refused. Err is the line to print.
+fn tolerance(format: ExportFormat, given: Option<&Fraction>) -> Result<f64, String> {
+    match (format, given) {
+        (ExportFormat::Refs, None) => Ok(DEFAULT_TOLERANCE),
+        (ExportFormat::Refs, Some(t)) if (0.0..=1.0).contains(&t.value) => Ok(t.value),
+        (ExportFormat::Refs, Some(t)) => Err(format!(
+            "--tolerance {t}: give a percentage (5%) or a fraction (0.05) from 0 to 1"
+        )),
+        (_, Some(_)) => Err("--tolerance applies to --format refs only".into()),
+        (_, None) => Ok(0.0),
+    }
 }
 
 /// Where a run's files go: `--out`, or its own `ci/`; with several runs (a scaling run's
@@ -135,4 +135,27 @@ fn write(out: &Path, file: &ExportFile) -> Result<PathBuf, String> {
     results::run_dir::write_atomically(&path, &file.contents)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(text: &str) -> Result<f64, String> {
+        tolerance(ExportFormat::Refs, Some(&fraction::parse(text)?))
+    }
+
+    #[test]
+    fn tolerances_are_percentages_or_fractions_from_0_to_1() {
+        assert_eq!(refs("5%"), Ok(0.05));
+        assert_eq!(refs("0.05"), Ok(0.05));
+        assert_eq!(refs(" 0 % "), Ok(0.0));
+        assert_eq!(refs("100%"), Ok(1.0));
+        assert!(refs("150%").unwrap_err().contains("from 0 to 1"));
+        assert!(refs("-5%").is_err());
+        assert!(refs("five").is_err());
+        assert!(refs("NaN").is_err());
+        assert_eq!(tolerance(ExportFormat::Refs, None), Ok(0.05));
+        assert!(tolerance(ExportFormat::Gab, Some(&fraction::parse("5%").unwrap())).is_err());
+    }
 }
