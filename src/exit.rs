@@ -1,6 +1,7 @@
-//! Exit statuses, and how the library crates' errors map to them (with the one line to
-//! print): the one place that decides which failure is the user's input (2), which is the
-//! run's (1), and which is a stop (128 + the signal).
+//! Exit statuses, and how a command's [`Failure`] and the library crates' errors map to them
+//! (with the one line to print): the one place that decides which failure is the user's input
+//! (2), which is the run's (1), and which is a stop (128 + the signal). Commands return their
+//! failure; `main` hands it to [`code`].
 
 use autotune::TuneError;
 use calibrate::CalibrateError;

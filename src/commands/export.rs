@@ -1,7 +1,7 @@
-//! `fabbench export`: its arguments; a run directory in the formats CI tools read (github-action-benchmark's
-//! custom JSON, the Bencher Metric Format) or as a reference file for `fabbench compare
-//! --references`. Every run is read and every file built before anything is written; each
-//! file is then written whole (a temporary name, renamed) and its path printed.
+//! `fabbench export`: its arguments; a run directory in the formats CI tools read
+//! (github-action-benchmark's custom JSON, the Bencher Metric Format) or as a reference file for
+//! `fabbench compare --references`. Every run is read and every file built before anything is
+//! written; each file is then written whole (a temporary name, renamed) and its path printed.
 
 use std::path::{Path, PathBuf};
 

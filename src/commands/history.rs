@@ -1,8 +1,9 @@
-//! `fabbench history`: its arguments (`add` and `show`, and the checks of their values that
-//! clap cannot make: a p-value in (0, 1), a magnitude not negative); runs added to a store, and trends with change points shown from it.
-//! `add` hands the run directories to the history crate, which reads them all and writes one
-//! entry per run (nothing when any is refused); `show` prints the view in the format asked,
-//! draws its charts with --plot, and maps a regression to exit 1 with --fail-on-regression.
+//! `fabbench history`: its arguments (`add` and `show`, and the checks of their values that clap
+//! cannot make: a p-value in (0, 1), a magnitude not negative); runs added to a store, and trends
+//! with change points shown from it. `add` hands the run directories to the history crate, which
+//! reads them all and writes one entry per run (nothing when any is refused); `show` prints the
+//! view in the format asked, draws its charts with --plot, and maps a regression to exit 1 with
+//! --fail-on-regression.
 
 use std::path::PathBuf;
 

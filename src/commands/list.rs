@@ -1,4 +1,5 @@
-//! `fabbench list`: its argument, and the lists it prints: fabrics (and whether each can run here), suites, tunables.
+//! `fabbench list`: its argument, and the lists it prints: fabrics (and whether each can run here),
+//! suites, tunables.
 
 use transports::fabric::Availability;
 use transports::registry;

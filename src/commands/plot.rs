@@ -1,5 +1,5 @@
-//! `fabbench plot`: its arguments; run and autotune directories read through their readers, every chart
-//! they support drawn by the plots crate and written complete into one directory; and the
+//! `fabbench plot`: its arguments; run and autotune directories read through their readers, every
+//! chart they support drawn by the plots crate and written complete into one directory; and the
 //! same for `fabbench run --plot`, from the run just written.
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
-//! `fabbench report`: its words, and the hand-over to the `fabbench-report` binary beside this one. The report
-//! links polars, which would make this binary, the one every rank runs, many times larger and
-//! its first build many minutes longer; so it lives in a package of its own (`report-cli/`) and
-//! this process is replaced by it, with the words that followed `report`.
+//! `fabbench report`: its words, and the hand-over to the `fabbench-report` binary beside this one.
+//! The report links polars, which would make this binary, the one every rank runs, many times
+//! larger and its first build many minutes longer; so it lives in a package of its own
+//! (`report-cli/`) and this process is replaced by it, with the words that followed `report`.
 
 use std::os::unix::process::CommandExt;
 
