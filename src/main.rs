@@ -52,7 +52,7 @@ fn real_main() -> i32 {
             let run = matches
                 .subcommand_matches("run")
                 .expect("the run subcommand was parsed");
-            commands::run::run(*args, run, &single)
+            commands::run::run(*args, run, &single, cli::command())
         }
         Command::Autotune(args) => commands::autotune::run(*args).map_err(Failure::from),
         Command::Characterise(args) => commands::characterise::run(*args).map_err(Failure::from),

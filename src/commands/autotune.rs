@@ -13,7 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use results::run_dir::RunDir;
 
-use crate::cli::{OutArgs, TunableArgs};
+use crate::cli::groups::{OutArgs, TunableArgs};
 use crate::fraction::{self, Fraction};
 use crate::signals;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use calibrate::{CalibrateError, Outcome, Request};
 use clap::Args;
 
-use crate::cli::{OutArgs, TunableArgs};
+use crate::cli::groups::{OutArgs, TunableArgs};
 use crate::signals;
 
 #[derive(Debug, Args)]

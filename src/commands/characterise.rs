@@ -4,7 +4,7 @@
 use characterise::{CharacteriseError, Observer, Outcome, Pattern, Request};
 use clap::Args;
 
-use crate::cli::{ModelArgs, OutArgs, TunableArgs};
+use crate::cli::groups::{ModelArgs, OutArgs, TunableArgs};
 use crate::signals;
 
 #[derive(Debug, Args)]

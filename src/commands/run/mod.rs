@@ -15,7 +15,7 @@ use clap::{ArgMatches, Args, FromArgMatches};
 use runner::sinks::Terminal;
 use runner::Role;
 
-use crate::cli::{self, Cli, Command, ModelArgs, OutArgs, TunableArgs};
+use crate::cli::groups::{ModelArgs, OutArgs, TunableArgs};
 use crate::commands::plot;
 use crate::exit::Failure;
 use crate::signals;
@@ -109,17 +109,24 @@ fn parse_rank_counts(text: &str) -> Result<RankCounts, String> {
     Ok(RankCounts(counts))
 }
 
-pub fn run(args: RunArgs, matches: &ArgMatches, single: &Given) -> Result<(), Failure> {
+/// `fabbench run` as parsed: `args` read from `matches` (the run subcommand's), with the
+/// single-dash suite options in `single`; `command` is the whole command line's parser, which
+/// `--resume` reads the recorded command line with.
+pub fn run(
+    args: RunArgs,
+    matches: &ArgMatches,
+    single: &Given,
+    command: clap::Command,
+) -> Result<(), Failure> {
     match args.resume.clone() {
-        Some(dir) => resume(&dir, matches),
+        Some(dir) => resume(&dir, matches, command),
         None => execute(args, matches, single, None),
     }
 }
 
 /// `fabbench run --resume DIR`: the run's own command line, parsed again, continuing in DIR.
-fn resume(dir: &Path, matches: &ArgMatches) -> Result<(), Failure> {
+fn resume(dir: &Path, matches: &ArgMatches, command: clap::Command) -> Result<(), Failure> {
     let usage = |why: String| Failure::Usage(format!("--resume {}: {why}", dir.display()));
-    let command = cli::command();
     let others: Vec<String> = command
         .find_subcommand("run")
         .expect("run is a subcommand")
@@ -149,17 +156,18 @@ fn resume(dir: &Path, matches: &ArgMatches) -> Result<(), Failure> {
             let m = command
                 .try_get_matches_from(words)
                 .map_err(|e| e.to_string())?;
-            let cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
-            Ok((cli, m, single))
+            Ok((m, single))
         },
     );
-    let (cli, m, single) =
+    let (m, single) =
         parsed.map_err(|e| usage(format!("its recorded command line no longer parses: {e}")))?;
-    let Command::Run(mut args) = cli.command else {
+    let Some(run_m) = m.subcommand_matches("run") else {
         return Err(usage(
             "its manifest records no fabbench run command line".into(),
         ));
     };
+    let mut args = RunArgs::from_arg_matches(run_m)
+        .map_err(|e| usage(format!("its recorded command line no longer parses: {e}")))?;
     if args.resume.is_some() {
         return Err(usage(
             "its recorded command line is itself a --resume".into(),
@@ -169,8 +177,7 @@ fn resume(dir: &Path, matches: &ArgMatches) -> Result<(), Failure> {
     if args.ranks.as_ref().is_some_and(|c| c.0.len() > 1) {
         args.ranks = ranks.map(|n| RankCounts(vec![n]));
     }
-    let run_m = m.subcommand_matches("run").expect("a run command line");
-    execute(*args, run_m, &single, Some(dir))
+    execute(args, run_m, &single, Some(dir))
 }
 
 fn execute(

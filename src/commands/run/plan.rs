@@ -6,7 +6,7 @@ use clap::ArgMatches;
 use runner::{Plan, PlanBuilder, PlanError};
 
 use super::RunArgs;
-use crate::cli;
+use crate::cli::suite_options::suite_args;
 use crate::single_dash::Given;
 
 /// "1,2,4"
@@ -58,7 +58,7 @@ pub fn plan(
     for name in &args.suites {
         b = b.suite_named(
             name,
-            cli::suite_args(matches, single, name, &args.suites).map_err(PlanError::Refused)?,
+            suite_args(matches, single, name, &args.suites).map_err(PlanError::Refused)?,
         );
     }
     b.build()
