@@ -1,6 +1,7 @@
-//! Exit statuses, and how the library crates' errors map to them (with the one line to
-//! print): the one place that decides which failure is the user's input (2), which is the
-//! run's (1), and which is a stop (128 + the signal).
+//! Exit statuses, and how a command's [`Failure`] and the library crates' errors map to them
+//! (with the one line to print): the one place that decides which failure is the user's input
+//! (2), which is the run's (1), and which is a stop (128 + the signal). Commands return their
+//! failure; `main` hands it to [`code`].
 
 use autotune::TuneError;
 use calibrate::CalibrateError;
@@ -22,42 +23,76 @@ pub fn interrupted() -> i32 {
     crate::signals::received().map_or(INTERRUPTED, |(_, c)| c)
 }
 
-/// Prints the one line an error deserves (if any) and gives its exit status.
-pub fn of(e: &RunError) -> i32 {
-    let code = match e {
-        RunError::Plan(_) | RunError::Unwritable(_) => USAGE,
-        RunError::Interrupted(_) => interrupted(),
-        RunError::Failed { .. }
-        | RunError::Results(_)
-        | RunError::NotFrontend(_)
-        | RunError::Reported => FAILED,
-    };
-    // A rank that failed has told the frontend, which reports it once for the job.
-    match (e, crate::signals::received()) {
-        (RunError::Reported, _) => {}
-        (RunError::Interrupted(m), Some((sig, _))) => eprintln!("error: stopped by {sig}: {m}"),
-        _ => eprintln!("error: {e}"),
-    }
-    code
+/// How a command ended when it did not succeed; [`code`] prints its line and gives its status.
+/// Commands return `Result<(), Failure>` and never pick a number themselves.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input, nothing run or written: `error: LINE`, status 2.
+    Usage(String),
+    /// The work failed: `error: LINE`, status 1.
+    Failed(String),
+    /// A verdict the command has printed (a regression, a failed check): status 1, no line.
+    Verdict,
+    /// A library's error: its own line and status ([`Status`]).
+    Error(Box<dyn Status>),
 }
 
-/// The status of this process as one rank of a job.
-pub fn rank(outcome: Result<(), RunError>) -> i32 {
+impl<E: Status + 'static> From<E> for Failure {
+    fn from(e: E) -> Failure {
+        Failure::Error(Box::new(e))
+    }
+}
+
+/// The exit status of a command's outcome, after printing the one line its failure deserves.
+pub fn code(outcome: Result<(), Failure>) -> i32 {
     match outcome {
         Ok(()) => OK,
-        Err(e) => of(&e),
+        Err(Failure::Usage(line)) => {
+            eprintln!("error: {line}");
+            USAGE
+        }
+        Err(Failure::Failed(line)) => {
+            eprintln!("error: {line}");
+            FAILED
+        }
+        Err(Failure::Verdict) => FAILED,
+        Err(Failure::Error(e)) => {
+            e.print();
+            e.status()
+        }
     }
 }
 
-/// Prints `error: {e}` and gives the status of a subcommand's error.
-pub fn report(e: &impl Status) -> i32 {
-    eprintln!("error: {e}");
-    e.status()
+/// The exit status an error stands for, and the line it prints.
+pub trait Status: std::fmt::Display + std::fmt::Debug {
+    fn status(&self) -> i32;
+
+    /// The one line the error deserves on stderr.
+    fn print(&self) {
+        eprintln!("error: {self}");
+    }
 }
 
-/// The exit status an error stands for.
-pub trait Status: std::fmt::Display {
-    fn status(&self) -> i32;
+impl Status for RunError {
+    fn status(&self) -> i32 {
+        match self {
+            RunError::Plan(_) | RunError::Unwritable(_) => USAGE,
+            RunError::Interrupted(_) => interrupted(),
+            RunError::Failed { .. }
+            | RunError::Results(_)
+            | RunError::NotFrontend(_)
+            | RunError::Reported => FAILED,
+        }
+    }
+
+    fn print(&self) {
+        // A rank that failed has told the frontend, which reports it once for the job.
+        match (self, crate::signals::received()) {
+            (RunError::Reported, _) => {}
+            (RunError::Interrupted(m), Some((sig, _))) => eprintln!("error: stopped by {sig}: {m}"),
+            _ => eprintln!("error: {self}"),
+        }
+    }
 }
 
 impl Status for TuneError {

@@ -1,32 +1,18 @@
 //! fabbench: benchmark and characterise HPC interconnects.
 //!
 //! This binary only parses the command line and maps what the library crates return to output
-//! and exit codes: `run` hands a plan to the runner, `autotune` a request to autotune, `characterise` and `calibrate`
-//! a request to their crates, `__rank` is one rank of a job the runner
-//! started, `plot` and `report`
-//! draw and tabulate stored runs, `compare`, `history` and `export` serve CI performance
-//! tracking, `list` prints the registries.
+//! and exit codes. [`cli`] holds the command line (the subcommands, the option groups several
+//! share, the suites' own options of `run`); [`commands`] has one module per subcommand with
+//! its arguments and its `run`: `run` hands a plan to the runner, `autotune`, `characterise`
+//! and `calibrate` a request to their crates, `plot` and `report` draw and tabulate stored
+//! runs, `compare`, `history` and `export` serve CI performance tracking, `list` prints the
+//! registries; `__rank` is one rank of a job the runner started. Each `run` returns its
+//! failure, and [`exit`] alone prints its line and picks the exit status.
 
-mod autotune;
-mod calibrate;
-mod calibrate_args;
-mod characterise;
-mod characterise_args;
 mod cli;
-mod compare;
-mod compare_args;
-mod compare_refs;
+mod commands;
 mod exit;
-mod export;
-mod export_args;
-mod history;
-mod history_args;
-mod list;
-mod plot;
-mod report_exec;
-mod run;
-mod run_plan;
-mod scaling;
+mod fraction;
 mod signals;
 mod single_dash;
 
@@ -36,6 +22,7 @@ use clap::error::ErrorKind;
 use clap::FromArgMatches;
 
 use cli::{Cli, Command};
+use exit::Failure;
 
 fn main() {
     std::process::exit(real_main());
@@ -60,24 +47,25 @@ fn real_main() -> i32 {
         Err(e) => return clap_error(e),
     };
     init_logging(cli.verbose);
-    match cli.command {
+    let outcome = match cli.command {
         Command::Run(args) => {
             let run = matches
                 .subcommand_matches("run")
                 .expect("the run subcommand was parsed");
-            run::run(*args, run, &single)
+            commands::run::run(*args, run, &single, cli::command())
         }
-        Command::Autotune(args) => autotune::run(*args),
-        Command::Characterise(args) => characterise::run(*args),
-        Command::Calibrate(args) => calibrate::run(*args),
-        Command::Plot(args) => plot::run(args),
-        Command::Report(args) => report_exec::run(args.words),
-        Command::Compare(args) => compare::run(args),
-        Command::History(args) => history::run(args),
-        Command::Export(args) => export::run(args),
-        Command::List(args) => list::run(args),
-        Command::Rank => exit::rank(runner::rank_process()),
-    }
+        Command::Autotune(args) => commands::autotune::run(*args).map_err(Failure::from),
+        Command::Characterise(args) => commands::characterise::run(*args).map_err(Failure::from),
+        Command::Calibrate(args) => commands::calibrate::run(*args).map_err(Failure::from),
+        Command::Plot(args) => commands::plot::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+        Command::History(args) => commands::history::run(args),
+        Command::Export(args) => commands::export::run(args),
+        Command::List(args) => commands::list::run(args),
+        Command::Rank => runner::rank_process().map_err(Failure::from),
+    };
+    exit::code(outcome)
 }
 
 /// clap's own exit for help and version; one line and status 2 for anything else.

@@ -90,6 +90,51 @@ impl Sweep {
     }
 }
 
+/// What a chosen threshold costs against the sweep's best, size by size: each size's cost
+/// under the choice over its cost under the best candidate, less one (0.05: 5 % slower), both
+/// read from the grid's per-protocol medians (one cell is one run; see
+/// [`Sweep::protocol_costs`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Regret {
+    /// The sweep's best candidate ([`Sweep::robust_best`]), an index into its thresholds.
+    pub best: usize,
+    pub median: f64,
+    /// The 90th percentile over the sizes.
+    pub p90: f64,
+    pub worst: f64,
+}
+
+impl Sweep {
+    /// The regret of the parameter value `chosen` (header included, as a profile writes it);
+    /// 0 at every quantile when no size has a finite ratio.
+    pub fn regret(&self, chosen: u64) -> Regret {
+        let best = self.robust_best();
+        let best_costs = self.robust_costs_under(self.thresholds[best]);
+        let mut ratios: Vec<f64> = self
+            .robust_costs_under(chosen.saturating_sub(self.header))
+            .iter()
+            .zip(&best_costs)
+            .map(|(a, b)| a / b)
+            .filter(|r| r.is_finite())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        // The nearest rank: with few sizes a quantile is one of them, not between two.
+        let at = |q: f64| {
+            ratios
+                .get(((ratios.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(1.0)
+                - 1.0
+        };
+        Regret {
+            best,
+            median: at(0.5),
+            p90: at(0.9),
+            worst: at(1.0),
+        }
+    }
+}
+
 /// Per-size costs under a threshold sending messages up to `eager_max` eagerly, from the
 /// per-protocol costs; a size no candidate sent one way takes the other protocol's figure.
 fn under(sizes: &[u64], (e, r): &(Vec<f64>, Vec<f64>), eager_max: u64) -> Vec<f64> {
@@ -188,4 +233,54 @@ pub fn threshold_sweep(
         wall_s: bench.elapsed().as_secs_f64(),
         runs: bench.spent.runs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eager costs 1, 2, 10 and rendezvous 5, 6, 8 at sizes 8, 64, 512: the best threshold
+    /// is 64 (eager up to 64, rendezvous above).
+    fn sweep() -> Sweep {
+        let sizes = vec![8, 64, 512];
+        let thresholds = vec![0, 8, 64, 512];
+        let (eager, rndv) = ([1.0, 2.0, 10.0], [5.0, 6.0, 8.0]);
+        let costs = thresholds
+            .iter()
+            .map(|t| {
+                sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| if s <= t { eager[j] } else { rndv[j] })
+                    .collect()
+            })
+            .collect();
+        Sweep {
+            param: "eager_limit".into(),
+            workload: "osu_latency".into(),
+            values: thresholds.clone(),
+            thresholds,
+            header: 0,
+            sizes,
+            costs,
+            best: 2,
+            measured_s: 1.0,
+            wall_s: 1.0,
+            runs: 4,
+        }
+    }
+
+    #[test]
+    fn regret_is_the_chosen_cost_over_the_best_by_size() {
+        let s = sweep();
+        let none = s.regret(64);
+        assert_eq!(none.best, 2);
+        assert_eq!((none.median, none.p90, none.worst), (0.0, 0.0, 0.0));
+        // Threshold 0 sends everything by rendezvous: 5/1, 6/2, 8/8 at the three sizes.
+        let r = s.regret(0);
+        assert_eq!((r.median, r.p90, r.worst), (2.0, 4.0, 4.0));
+        // A header counted in the value: 64 + 16 still sends up to 64 eagerly.
+        let with_header = Sweep { header: 16, ..s };
+        assert_eq!(with_header.regret(80).worst, 0.0);
+    }
 }

@@ -281,6 +281,27 @@ impl Drop for RunDir {
     }
 }
 
+/// Claims a fresh directory `OUT/STAMP-SUFFIX` for a group of runs (a scaling run's counts,
+/// say) by creating it: `STAMP-SUFFIX-2`, `-3` ... when another process took the name in the
+/// same second. Creating it is the claim, so two callers never share one; `out` is created
+/// if needed, and a failure is [`ResultsError::Unwritable`] naming `out`.
+pub fn claim(out: &Path, stamp: &str, suffix: &str) -> Result<PathBuf, ResultsError> {
+    fs::create_dir_all(out).map_err(unwritable(out))?;
+    let base = format!("{stamp}-{suffix}");
+    for n in 1.. {
+        let dir = match n {
+            1 => out.join(&base),
+            _ => out.join(format!("{base}-{n}")),
+        };
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(unwritable(out)(e)),
+        }
+    }
+    unreachable!("the suffixes never run out")
+}
+
 /// Finds working directories in `out` whose owner on this host is gone (killed outright) and
 /// keeps each as `RUN_ID.partial`, its manifest saying so; one that never journalled a point
 /// is removed, as are temporaries such a process left. Returns the kept directories.
@@ -483,6 +504,23 @@ mod tests {
         let m = fs::read_to_string(out.join("a.partial/manifest.json")).unwrap();
         assert!(m.contains("ended without finishing"), "{m}");
         fs::remove_dir_all(out).unwrap();
+    }
+
+    #[test]
+    fn claims_take_the_next_free_suffix() {
+        let out = tmp().join("nested");
+        let a = claim(&out, "20261122T101530Z", "scaling").unwrap();
+        let b = claim(&out, "20261122T101530Z", "scaling").unwrap();
+        assert_eq!(a, out.join("20261122T101530Z-scaling"));
+        assert_eq!(b, out.join("20261122T101530Z-scaling-2"));
+        assert!(a.is_dir() && b.is_dir());
+        let file = out.join("a-file");
+        fs::write(&file, b"x").unwrap();
+        let e = claim(&file, "s", "scaling").unwrap_err();
+        assert!(
+            matches!(e, ResultsError::Unwritable { ref path, .. } if path == &file),
+            "{e}"
+        );
     }
 
     #[test]

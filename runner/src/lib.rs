@@ -29,6 +29,7 @@ mod launch;
 pub mod plan;
 pub mod rank;
 mod resume;
+pub mod scaling;
 pub mod sink;
 pub mod sinks;
 

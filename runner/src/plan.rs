@@ -192,6 +192,18 @@ impl Plan {
             .unwrap_or_default()
     }
 
+    /// The directory `run` (this plan's result) was written to: `OUT/RUN_ID`, or beside the
+    /// kept partial run it continued; None when the plan writes nothing. Callers that add
+    /// files to the run (charts) find it here rather than rebuilding the path.
+    pub fn run_dir(&self, run: &Run) -> Option<PathBuf> {
+        let out = match (&self.resume, &self.out) {
+            (Some(r), _) => r.dir.parent().unwrap_or(std::path::Path::new(".")),
+            (None, Some(out)) => out.as_path(),
+            (None, None) => return None,
+        };
+        Some(out.join(&run.manifest.run_id))
+    }
+
     /// The part of the resumed run that stands (None when the plan resumes nothing).
     pub fn kept(&self) -> Option<Run> {
         self.resume.as_ref().map(|r| r.kept(|s| self.fixed(s)))
@@ -753,6 +765,31 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_plan_knows_where_its_run_is_written() {
+        let mut p = PlanBuilder::new()
+            .suite(latency())
+            .fabrics("rapidio")
+            .build()
+            .unwrap();
+        let run = results::testing::RunBuilder::new("20261122T101530Z-osu_latency-rapidio").build();
+        p.out = None;
+        assert_eq!(p.run_dir(&run), None);
+        p.out = Some(PathBuf::from("res"));
+        assert_eq!(
+            p.run_dir(&run),
+            Some(PathBuf::from("res/20261122T101530Z-osu_latency-rapidio"))
+        );
+        p.resume = Some(Resume {
+            dir: PathBuf::from("old/20261122T101530Z-osu_latency-rapidio.partial"),
+            prior: run.clone(),
+        });
+        assert_eq!(
+            p.run_dir(&run),
+            Some(PathBuf::from("old/20261122T101530Z-osu_latency-rapidio"))
+        );
     }
 
     #[test]

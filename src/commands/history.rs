@@ -1,9 +1,18 @@
-//! The options of `fabbench history add` and `fabbench history show`, and the checks of their
-//! values that clap cannot make (a p-value in (0, 1), a magnitude as 5% or 0.05).
+//! `fabbench history`: its arguments (`add` and `show`, and the checks of their values that clap
+//! cannot make: a p-value in (0, 1), a magnitude not negative); runs added to a store, and trends
+//! with change points shown from it. `add` hands the run directories to the history crate, which
+//! reads them all and writes one entry per run (nothing when any is refused); `show` prints the
+//! view in the format asked, draws its charts with --plot, and maps a regression to exit 1 with
+//! --fail-on-regression.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
+use history::format::Format;
+use history::{Filter, HistoryError, Overrides, Store};
+
+use crate::exit::Failure;
+use crate::fraction::{self, Fraction};
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -90,8 +99,8 @@ pub struct ShowArgs {
     pub max_pvalue: f64,
 
     /// A change point must move the level by more than this (5% or 0.05)
-    #[arg(long, default_value = "0", value_name = "PERCENT")]
-    pub min_magnitude: String,
+    #[arg(long, default_value = "0", value_name = "PERCENT", value_parser = fraction::parse)]
+    pub min_magnitude: Fraction,
 
     /// Also draw one chart per suite, fabric and metric into DIR
     #[arg(long, value_name = "DIR")]
@@ -134,7 +143,8 @@ pub enum ImageFormat {
 }
 
 impl ShowArgs {
-    /// The change-point options, checked; Err is the one line to print.
+    /// The change-point options, checked; Err is the one line to print (clap has read
+    /// --min-magnitude as a number; its range is checked here).
     pub fn options(&self) -> Result<history::Options, String> {
         if self.window < 4 {
             return Err(format!(
@@ -148,40 +158,106 @@ impl ShowArgs {
                 self.max_pvalue
             ));
         }
+        // A relative change is not negative.
+        let m = &self.min_magnitude;
+        if m.value < 0.0 {
+            return Err(format!(
+                "--min-magnitude '{m}': give a relative change such as 5% or 0.05 (0 for any)"
+            ));
+        }
         Ok(history::Options {
             window: self.window,
             max_pvalue: self.max_pvalue,
-            min_magnitude: fraction(&self.min_magnitude)
-                .map_err(|e| format!("--min-magnitude {e}"))?,
+            min_magnitude: m.value,
         })
     }
 }
 
-/// "5%" or "0.05" as 0.05; a relative change is not negative.
-fn fraction(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let (number, scale) = match t.strip_suffix('%') {
-        Some(n) => (n.trim(), 0.01),
-        None => (t, 1.0),
-    };
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
-        _ => Err(format!(
-            "'{text}': give a relative change such as 5% or 0.05 (0 for any)"
-        )),
+pub fn run(args: HistoryArgs) -> Result<(), Failure> {
+    match args.action {
+        HistoryAction::Add(a) => Ok(add(a)?),
+        HistoryAction::Show(s) => show(s),
     }
+}
+
+fn add(args: AddArgs) -> Result<(), HistoryError> {
+    let overrides = Overrides {
+        revision: args.revision,
+        date: args.date,
+    };
+    for a in history::store::add(&args.store, &args.runs, &overrides)? {
+        println!(
+            "added {} ({} {}) as {}",
+            a.entry.run_id,
+            a.entry.short_revision(),
+            a.entry.date,
+            a.path.display()
+        );
+    }
+    Ok(())
+}
+
+fn show(args: ShowArgs) -> Result<(), Failure> {
+    let options = args.options().map_err(Failure::Usage)?;
+    let filter = Filter {
+        metrics: args.metric.clone(),
+        suites: args.suite.clone(),
+        fabrics: args.fabric.clone(),
+        last: args.last.map(|n| n as usize),
+    };
+    let view =
+        Store::open(&args.store).and_then(|s| history::trend::view(&s, &filter, &options))?;
+    // Charts first: a chart that cannot be written fails the command before anything is
+    // printed, so stdout is never a table that claims success.
+    if let Some(dir) = &args.plot {
+        let charts = history::chart::charts(&view);
+        let format = match args.plot_format {
+            ImageFormat::Svg => plots::Format::Svg,
+            ImageFormat::Png => plots::Format::Png,
+            ImageFormat::Both => plots::Format::Both,
+        };
+        let paths =
+            plots::write_all(&charts, dir, format).map_err(|e| Failure::Failed(e.to_string()))?;
+        for p in paths {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    print!(
+        "{}",
+        history::format::render(&view, Format::from(args.format))
+    );
+    if args.fail_on_regression && view.regressed() {
+        eprintln!(
+            "history: a series sits on a regressed level (its last change point is a regression)"
+        );
+        return Err(Failure::Verdict);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Show {
+        #[command(flatten)]
+        show: ShowArgs,
+    }
+
+    fn magnitude(text: &str) -> Result<f64, String> {
+        let s = Show::try_parse_from(["show", "--store", "s", "--min-magnitude", text])
+            .map_err(|e| e.to_string())?;
+        s.show.options().map(|o| o.min_magnitude)
+    }
 
     #[test]
     fn magnitudes_read_as_percent_or_fraction() {
-        assert_eq!(fraction("5%"), Ok(0.05));
-        assert_eq!(fraction("0.05"), Ok(0.05));
-        assert_eq!(fraction("0"), Ok(0.0));
-        assert!(fraction("-1%").is_err());
-        assert!(fraction("five").unwrap_err().contains("5%"));
+        assert_eq!(magnitude("5%"), Ok(0.05));
+        assert_eq!(magnitude("0.05"), Ok(0.05));
+        assert_eq!(magnitude("0"), Ok(0.0));
+        assert!(magnitude("-1%").is_err());
+        assert!(magnitude("five").unwrap_err().contains("5%"));
     }
 }

@@ -5,7 +5,8 @@ use bench_core::bootstrap::discover::Started;
 use clap::ArgMatches;
 use runner::{Plan, PlanBuilder, PlanError};
 
-use crate::cli::{self, RunArgs};
+use super::RunArgs;
+use crate::cli::suite_options::suite_args;
 use crate::single_dash::Given;
 
 /// "1,2,4"
@@ -33,7 +34,7 @@ pub fn plan(
         .via(args.via.as_deref())
         .bootstrap(args.bootstrap.as_deref())
         .mpirun(&args.mpirun)
-        .out(&args.out);
+        .out(&args.out.out);
     match count {
         Some((n, out)) => b = b.ranks(n).out(out).tag(&format!("n{n}")),
         None => {
@@ -42,13 +43,13 @@ pub fn plan(
             }
         }
     }
-    for s in &args.set {
+    for s in &args.tunables.set {
         b = b.set(s);
     }
     if let Some(p) = &args.profile {
         b = b.profile(p);
     }
-    if let Some(m) = &args.model {
+    if let Some(m) = &args.model.model {
         b = b.model(m);
     }
     if let Some(dir) = resume {
@@ -57,7 +58,7 @@ pub fn plan(
     for name in &args.suites {
         b = b.suite_named(
             name,
-            cli::suite_args(matches, single, name, &args.suites).map_err(PlanError::Refused)?,
+            suite_args(matches, single, name, &args.suites).map_err(PlanError::Refused)?,
         );
     }
     b.build()

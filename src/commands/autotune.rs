@@ -1,5 +1,5 @@
-//! `fabbench autotune`: the command line as an autotune request, a progress bar as its
-//! observer, the outcome written as a directory, and a few summary lines on stdout.
+//! `fabbench autotune`: its arguments, the command line as an autotune request, a progress
+//! bar as its observer, the outcome written as a directory, and a few summary lines on stdout.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -9,17 +9,73 @@ use autotune::exhaustive::threshold_sweep;
 use autotune::outcome::Outcome;
 use autotune::{Objective, Observer, Request, TuneError, Tuning};
 use bench_core::size::{format_size, parse_size};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use results::run_dir::RunDir;
 
-use crate::cli::AutotuneArgs;
-use crate::{exit, signals};
+use crate::cli::groups::{OutArgs, TunableArgs};
+use crate::fraction::{self, Fraction};
+use crate::signals;
 
-pub fn run(args: AutotuneArgs) -> i32 {
-    match tune(&args) {
-        Ok(()) => exit::OK,
-        Err(e) => exit::report(&e),
-    }
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Writes profile.toml (load it with `fabbench run --profile FILE`), autotune.json, \
+                  report.md and, on an MPI fabric, mca-params.conf, ompi-tune.conf and \
+                  autotune.env into a new directory under --out. Example: fabbench autotune \
+                  --fabric rapidio --budget 2m",
+    mut_arg("set", |a| a.help("Hold a tunable fixed, e.g. --set rapidio.copy_mbps=300 (repeatable)")),
+    mut_arg("out", |a| a.help("Directory the autotune's directory is created in"))
+)]
+pub struct AutotuneArgs {
+    /// Fabric to tune (see `fabbench list fabrics`); FABRIC@mpi tunes its MPI library's variables
+    #[arg(short = 'f', long, default_value = "shm", value_name = "FABRIC")]
+    pub fabric: String,
+
+    /// Parameters to search, comma separated (default: the thresholds, fragment sizes and
+    /// switches that matter on the fabric)
+    #[arg(long, value_delimiter = ',', value_name = "NAME[,NAME]")]
+    pub params: Option<Vec<String>>,
+
+    /// Suites that judge the settings, comma separated: osu_latency, osu_bw, osu_bibw
+    /// (default: the objective's)
+    #[arg(long, value_delimiter = ',', value_name = "SUITE[,SUITE]")]
+    pub workload: Option<Vec<String>>,
+
+    /// latency (osu_latency), bandwidth (osu_bw) or balanced (both)
+    #[arg(long, default_value = "latency", value_name = "OBJECTIVE")]
+    pub objective: String,
+
+    /// Wall time the search and verification may take (e.g. 90s, 10m); when it runs out,
+    /// autotune decides with what it measured and says so
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub budget: String,
+
+    /// Message sizes measured, MIN:MAX (default 1:1M)
+    #[arg(long, value_name = "MIN:MAX")]
+    pub sizes: Option<String>,
+
+    /// Values within this of the best are reported as near-equal winners (2% or 0.02)
+    #[arg(long, default_value = "2%", value_name = "PERCENT", value_parser = fraction::parse)]
+    pub tolerance: Fraction,
+
+    #[command(flatten)]
+    pub tunables: TunableArgs,
+
+    /// Also run the exhaustive sweep of the threshold (every candidate at every size) and
+    /// report what the search saved
+    #[arg(long)]
+    pub exhaustive: bool,
+
+    /// The mpirun that starts MPI ranks
+    #[arg(long, default_value = "mpirun", value_name = "PATH")]
+    pub mpirun: String,
+
+    #[command(flatten)]
+    pub out: OutArgs,
+}
+
+pub fn run(args: AutotuneArgs) -> Result<(), TuneError> {
+    tune(&args)
 }
 
 fn usage(msg: String) -> TuneError {
@@ -42,24 +98,10 @@ fn request(args: &AutotuneArgs) -> Result<Request, TuneError> {
         .as_deref()
         .map(autotune::request::parse_sizes)
         .transpose()?;
-    r.tolerance = tolerance(&args.tolerance)?;
-    r.sets = args.set.clone();
+    r.tolerance = args.tolerance.value;
+    r.sets = args.tunables.set.clone();
     r.mpirun = args.mpirun.clone();
     Ok(r)
-}
-
-/// "2%" or "0.02".
-fn tolerance(text: &str) -> Result<f64, TuneError> {
-    let t = text.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-        None => t.parse::<f64>(),
-    };
-    v.map_err(|_| {
-        usage(format!(
-            "--tolerance {text}: use a percentage such as 2% (or 0.02)"
-        ))
-    })
 }
 
 fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
@@ -70,7 +112,7 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
         results::run_dir::stamp(std::time::SystemTime::now()),
         tuning.label.replace(['@', '/'], "-")
     );
-    let dir = RunDir::create(&args.out, &id).map_err(TuneError::Unwritable)?;
+    let dir = RunDir::create(&args.out.out, &id).map_err(TuneError::Unwritable)?;
     signals::install();
     let mut bar = Bar::new(&tuning);
     let outcome = autotune::run(&tuning, &mut bar, &signals::INTERRUPTED);
@@ -101,24 +143,8 @@ fn compare_exhaustive(t: &Tuning, o: &mut Outcome) -> Result<(), TuneError> {
         .get(&p.name)
         .and_then(|v| parse_size(v).ok())
         .unwrap_or(0);
-    // Per size, the chosen value's cost over the sweep's best, both read from the grid's
-    // per-protocol medians (one cell is one run; see Sweep::protocol_costs).
-    let best = sweep.robust_best();
-    let best_costs = sweep.robust_costs_under(sweep.thresholds[best]);
-    let mut ratios: Vec<f64> = sweep
-        .robust_costs_under(chosen.saturating_sub(sweep.header))
-        .iter()
-        .zip(&best_costs)
-        .map(|(a, b)| a / b)
-        .filter(|r| r.is_finite())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        ratios
-            .get(((ratios.len() as f64 - 1.0) * q).round() as usize)
-            .copied()
-            .unwrap_or(1.0)
-    };
+    let regret = sweep.regret(chosen);
+    let best = regret.best;
     o.notes.push(format!(
         "exhaustive sweep of {} on {}: {} candidates x {} sizes, best {} by the grid's per-protocol medians ({} runs, {:.1} s wall, {:.4} s measured); autotune chose {} (per size against that best: median {:+.1} %, 90th percentile {:+.1} %, worst {:+.1} %) in {} runs, {:.1} s wall, {:.4} s measured ({:.1} % of the sweep's measured time)",
         p.name,
@@ -130,9 +156,9 @@ fn compare_exhaustive(t: &Tuning, o: &mut Outcome) -> Result<(), TuneError> {
         sweep.wall_s,
         sweep.measured_s,
         o.chosen.get(&p.name).cloned().unwrap_or_default(),
-        (at(0.5) - 1.0) * 100.0,
-        (at(0.9) - 1.0) * 100.0,
-        (at(1.0) - 1.0) * 100.0,
+        regret.median * 100.0,
+        regret.p90 * 100.0,
+        regret.worst * 100.0,
         o.spent.runs,
         o.spent.wall_s,
         o.spent.measured_s,

@@ -10,20 +10,12 @@ use std::path::Path;
 use compare::references::{self, Outcome};
 use compare::Format;
 
-use crate::compare_args::CompareArgs;
-use crate::exit;
+use super::CompareArgs;
+use crate::exit::Failure;
 
-pub fn run(args: CompareArgs) -> i32 {
-    let Some(file) = args.references.as_deref() else {
-        return exit::USAGE;
-    };
-    let outcome = match judge(&args.runs, file) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
+/// Checks the one run of `args` against the reference file `file` (its `--references`).
+pub fn run(args: &CompareArgs, file: &Path) -> Result<(), Failure> {
+    let outcome = judge(&args.runs, file).map_err(Failure::Usage)?;
     // Both exports go into place together, as a baseline comparison's do.
     let exports: Vec<(&Path, String)> = [
         (args.export_markdown.as_deref(), Format::Markdown),
@@ -35,15 +27,12 @@ pub fn run(args: CompareArgs) -> i32 {
     let files: Vec<(&Path, &[u8])> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
     let written =
         compare::write::make_parents(&files).and_then(|()| compare::write::write_all(&files));
-    if let Err(e) = written {
-        eprintln!("error: {e}");
-        return exit::FAILED;
-    }
+    written.map_err(|e| Failure::Failed(e.to_string()))?;
     print!("{}", references::render(&outcome, args.format.into()));
     if outcome.passed() {
-        exit::OK
+        Ok(())
     } else {
-        exit::FAILED
+        Err(Failure::Verdict)
     }
 }
 

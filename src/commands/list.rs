@@ -1,19 +1,29 @@
-//! `fabbench list`: fabrics (and whether each can run here), suites, tunables.
+//! `fabbench list`: its argument, and the lists it prints: fabrics (and whether each can run here),
+//! suites, tunables.
 
 use transports::fabric::Availability;
 use transports::registry;
 
-use crate::cli::ListArgs;
+use clap::Args;
 
-pub fn run(args: ListArgs) -> i32 {
+use crate::exit::Failure;
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// What to list: fabrics, suites or tunables (default: all three)
+    pub what: Option<String>,
+}
+
+pub fn run(args: ListArgs) -> Result<(), Failure> {
     let what = args.what.as_deref().unwrap_or("all");
     let mut out = String::new();
     let all = what == "all";
     match what {
         "all" | "fabrics" | "suites" | "tunables" => {}
         other => {
-            eprintln!("error: unknown list '{other}'; use fabrics, suites or tunables");
-            return crate::exit::USAGE;
+            return Err(Failure::Usage(format!(
+                "unknown list '{other}'; use fabrics, suites or tunables"
+            )));
         }
     }
     if all || what == "fabrics" {
@@ -65,5 +75,5 @@ pub fn run(args: ListArgs) -> i32 {
         }
     }
     print!("{out}");
-    crate::exit::OK
+    Ok(())
 }

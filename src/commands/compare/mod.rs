@@ -1,0 +1,153 @@
+//! `fabbench compare`: its arguments; two runs read, compared by the compare crate, printed,
+//! and the verdict handed to `main` for the exit status; with --references, handed to
+//! [`references`].
+
+mod references;
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use compare::render::render;
+use compare::{CompareError, Comparison, Format, Settings};
+
+use crate::exit::Failure;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when nothing regressed, 1 when something did (or, with \
+                  --references, a check failed), 2 on bad input. Runs on emulated fabrics are \
+                  compared exactly. Example: fabbench compare base/RUN_ID new/RUN_ID --format markdown"
+)]
+pub struct CompareArgs {
+    /// Run directories: BASELINE CANDIDATE, or one RUN with --references
+    #[arg(value_name = "RUN_DIR", required = true, num_args = 1..=2)]
+    pub runs: Vec<PathBuf>,
+
+    /// Check one run against the reference values in FILE (TOML) instead of a baseline run
+    #[arg(long, value_name = "FILE")]
+    pub references: Option<PathBuf>,
+
+    /// The noise band: a change counts only if its whole confidence interval lies outside
+    /// +-this (percent, 2% or 0.02)
+    #[arg(long, default_value = "2%", value_name = "PERCENT")]
+    pub noise: String,
+
+    /// Confidence of the test and of the interval, in (0, 1)
+    #[arg(long, default_value_t = 0.95, value_name = "LEVEL")]
+    pub confidence: f64,
+
+    /// Bootstrap resamples of the ratio of medians (at least 100)
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub resamples: usize,
+
+    /// Fewest samples a side needs for a statistical verdict; fewer is "invalid" (not on
+    /// emulated fabrics, which are compared exactly)
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub min_samples: usize,
+
+    /// What is printed on stdout
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+
+    /// Also write the Markdown summary to FILE (for a CI job's summary page)
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Also write the JSON verdicts to FILE
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// What fails the comparison (exit 1): a regression, or any change at all (an exact gate
+    /// on emulated fabrics, whose baseline is updated deliberately)
+    #[arg(long, value_enum, default_value = "regression")]
+    pub fail_on: FailOn,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+impl From<CompareFormat> for compare::Format {
+    fn from(f: CompareFormat) -> compare::Format {
+        match f {
+            CompareFormat::Table => compare::Format::Table,
+            CompareFormat::Markdown => compare::Format::Markdown,
+            CompareFormat::Json => compare::Format::Json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Regression,
+    Change,
+}
+
+pub fn run(args: CompareArgs) -> Result<(), Failure> {
+    if let Some(file) = &args.references {
+        return references::run(&args, file);
+    }
+    let c = compared(&args).map_err(Failure::Usage)?;
+    let failed = match args.fail_on {
+        FailOn::Regression => c.regressed(),
+        FailOn::Change => c.changed(),
+    };
+    if failed {
+        Err(Failure::Verdict)
+    } else {
+        Ok(())
+    }
+}
+
+/// Everything up to the exit status: the comparison, its exports written and its text printed.
+fn compared(args: &CompareArgs) -> Result<Comparison, String> {
+    let [baseline, candidate] = args.runs.as_slice() else {
+        return Err(format!(
+            "compare needs two run directories, BASELINE and CANDIDATE (or one RUN with \
+             --references FILE); got {}",
+            args.runs.len()
+        ));
+    };
+    let settings = settings(args)?;
+    // A directory of several runs is a side of replicates (a CI job's --runs K).
+    let read = |dir| compare::input::read_runs(dir).map_err(|e| e.to_string());
+    let (baseline, candidate) = (read(baseline)?, read(candidate)?);
+    let comparison =
+        compare::compare(&baseline, &candidate, &settings).map_err(|e| e.to_string())?;
+
+    // Everything is rendered before anything is written, and the exports go into place
+    // together, so a failure leaves no file half-done and prints nothing.
+    let text = |f| render(&comparison, f).map_err(|e| e.to_string());
+    let stdout = text(args.format.into())?;
+    let mut exports = Vec::new();
+    if let Some(path) = &args.export_markdown {
+        exports.push((path.as_path(), text(Format::Markdown)?));
+    }
+    if let Some(path) = &args.export_json {
+        exports.push((path.as_path(), text(Format::Json)?));
+    }
+    let files: Vec<_> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    compare::write::make_parents(&files).map_err(|e| e.to_string())?;
+    compare::write::write_all(&files).map_err(|e| e.to_string())?;
+    print!("{stdout}");
+    Ok(comparison)
+}
+
+/// The options of the decision, each checked against its range; an error names the option.
+fn settings(args: &CompareArgs) -> Result<Settings, String> {
+    let option = |e: CompareError| match e {
+        CompareError::Setting { name, reason } => format!("--{}: {reason}", name.replace('_', "-")),
+        other => other.to_string(),
+    };
+    let s = Settings {
+        noise: compare::settings::parse_noise(&args.noise).map_err(option)?,
+        confidence: args.confidence,
+        resamples: args.resamples,
+        min_samples: args.min_samples,
+    };
+    s.check().map_err(option)?;
+    Ok(s)
+}

@@ -1,0 +1,105 @@
+//! `fabbench plot`: its arguments; run and autotune directories read through their readers, every
+//! chart they support drawn by the plots crate and written complete into one directory; and the
+//! same for `fabbench run --plot`, from the run just written.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use plots::{Format, Input, Options, PlotError};
+
+use crate::exit::Failure;
+
+/// Image formats `fabbench plot` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotFormat {
+    Svg,
+    Png,
+    Both,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Draws, per suite, latency against size (log-log) or bandwidth against size \
+                  (log-x) with a line per run and fabric; per series the latency percentiles as \
+                  bands and HdrHistogram's percentile distribution at --hist-size; mpptest \
+                  curves with their breakpoints and fits; speedup and efficiency when a kernel \
+                  ran at several rank counts; and, for an autotune directory, each decision's \
+                  sweep. Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
+)]
+pub struct PlotArgs {
+    /// Run directories (as `fabbench run` writes them) or autotune directories
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub runs: Vec<PathBuf>,
+
+    /// Directory the charts are written to (default: RUN_DIR/plots for one directory,
+    /// ./fabbench-plots for several)
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Image format
+    #[arg(long, value_enum, default_value = "svg")]
+    pub format: PlotFormat,
+
+    /// Message size of the percentile-distribution chart (default: the smallest size every
+    /// latency series measured)
+    #[arg(long, value_name = "SIZE")]
+    pub hist_size: Option<String>,
+}
+
+pub fn run(args: PlotArgs) -> Result<(), Failure> {
+    let hist_size = args
+        .hist_size
+        .as_deref()
+        .map(bench_core::size::parse_size)
+        .transpose()
+        .map_err(|e| Failure::Usage(format!("--hist-size: {e}")))?;
+    let usage = |e: PlotError| Failure::Usage(e.to_string());
+    let inputs = args
+        .runs
+        .iter()
+        .flat_map(|d| results::read::runs_in(d))
+        .map(|dir| Input::load(&dir))
+        .collect::<Result<Vec<Input>, _>>()
+        .map_err(usage)?;
+    let out = args.out.clone().unwrap_or_else(|| default_dir(&args.runs));
+    let charts = plots::charts(&inputs, &Options { hist_size }).map_err(usage)?;
+    if charts.is_empty() {
+        return Err(Failure::Usage(format!(
+            "nothing to plot in {}: no series with points, and no autotune decisions",
+            names(&args.runs)
+        )));
+    }
+    let format = match args.format {
+        PlotFormat::Svg => Format::Svg,
+        PlotFormat::Png => Format::Png,
+        PlotFormat::Both => Format::Both,
+    };
+    let paths =
+        plots::write_all(&charts, &out, format).map_err(|e| Failure::Failed(e.to_string()))?;
+    for p in paths {
+        println!("{}", p.display());
+    }
+    Ok(())
+}
+
+/// One directory: its plots/; several: ./fabbench-plots.
+fn default_dir(runs: &[PathBuf]) -> PathBuf {
+    match runs {
+        [one] => one.join("plots"),
+        _ => PathBuf::from("fabbench-plots"),
+    }
+}
+
+fn names(runs: &[PathBuf]) -> String {
+    runs.iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `fabbench run --plot`: the charts of the runs just written (one, or a scaling run's), as
+/// SVG into `dir/plots/`.
+pub fn after_run(dir: &Path, runs: &[&results::Run]) -> Result<Vec<PathBuf>, PlotError> {
+    let charts = plots::charts_of(runs, &[], &Options::default())?;
+    plots::write_all(&charts, &dir.join("plots"), Format::Svg)
+}
