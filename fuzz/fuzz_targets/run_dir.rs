@@ -47,6 +47,6 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(run) = results::read_run(&dir) {
         let _ = results::read_manifest(&dir);
-        let _ = results::export::export_all(&run);
+        let _ = results::format::export_all(&run);
     }
 });

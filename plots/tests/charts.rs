@@ -276,7 +276,7 @@ fn mpptest_marks_its_breakpoint_and_fits() {
     let p = &c.figure.panels[0];
     let run = Input::load(&data("mpp")).unwrap();
     let series = run.run().unwrap().series_of("mpptest", "rapidio").unwrap();
-    let analysis = results::mpptest::curve_analysis(series).unwrap();
+    let analysis = results::format::mpptest::curve_analysis(series).unwrap();
     assert_eq!(analysis.breakpoints.len(), 1);
     let b = &analysis.breakpoints[0];
     assert_eq!(p.spans.len(), 1);
@@ -293,7 +293,7 @@ fn mpptest_marks_its_breakpoint_and_fits() {
     assert_eq!(measured.stroke, Stroke::Markers);
     assert_eq!(
         measured.points.len(),
-        results::mpptest::curve_points(series).len() - analysis.off_line.len()
+        results::format::mpptest::curve_points(series).len() - analysis.off_line.len()
     );
     // A fit line per segment, each ending on its segment's line.
     let fits: Vec<_> = p.lines.iter().filter(|l| l.colour == 1).collect();
@@ -358,8 +358,8 @@ fn kernel_runs(dir: &Path) -> Vec<PathBuf> {
         let d = dir.join(&run.manifest.run_id);
         std::fs::create_dir_all(&d).unwrap();
         for e in [
-            &results::files::ManifestJson as &dyn results::exporter::Exporter,
-            &results::files::SamplesCsv,
+            &results::format::json_csv::ManifestJson as &dyn results::format::Exporter,
+            &results::format::json_csv::SamplesCsv,
         ] {
             for (rel, bytes) in e.export(&run).unwrap() {
                 std::fs::write(d.join(rel), bytes).unwrap();

@@ -17,21 +17,6 @@ pub mod scaling;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-// The paths other crates name, kept as they were; the modules live in `format` and `read`.
-pub use format::json_csv as files;
-pub use format::{ci, histograms as hist, mpptest, nbody, npb, osu};
-pub use read::legacy;
-
-/// `results::export::export_all`, as callers name it.
-pub mod export {
-    pub use crate::format::export_all;
-}
-
-/// `results::exporter::Exporter`, as callers name it.
-pub mod exporter {
-    pub use crate::format::Exporter;
-}
-
 pub use error::ResultsError;
 pub use model::{Run, SCHEMA_VERSION};
 pub use read::{read_manifest, read_run};

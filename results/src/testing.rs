@@ -223,7 +223,7 @@ pub fn npb_run(suite: &str, fabric: &str, ranks: usize, kernels: &[(&str, f64)])
 /// `run` written by this crate's exporters as the run directory `parent/RUN_ID`; its path.
 pub fn write_run(parent: &Path, run: &Run) -> PathBuf {
     let dir = parent.join(&run.manifest.run_id);
-    for (rel, bytes) in crate::export::export_all(run).expect("the run exports") {
+    for (rel, bytes) in crate::format::export_all(run).expect("the run exports") {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
         std::fs::write(&path, bytes).expect("a file");

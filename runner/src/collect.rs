@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use bench_core::machine::HostInfo;
 use bench_core::tunables::{Settings, Value};
-use results::exporter::Exporter;
-use results::files::{samples_of_point, ManifestJson, SamplesCsv};
+use results::format::json_csv::{samples_of_point, ManifestJson, SamplesCsv};
+use results::format::Exporter;
 use results::model::{FabricKind, FabricRun, Manifest, Partial, Run, Series, TunableRecord};
 use results::run_dir::RunDir;
 use results::{ResultsError, SCHEMA_VERSION};

@@ -161,7 +161,7 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
 /// Every file of the run into its directory, replacing the journal.
 fn write_all(dir: &RunDir, run: &Run) -> Result<(), ResultsError> {
     dir.clear()?;
-    for (path, bytes) in results::export::export_all(run)? {
+    for (path, bytes) in results::format::export_all(run)? {
         dir.write(&path, &bytes)?;
     }
     Ok(())

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use results::ci::{Export, ExportFile};
+use results::format::ci::{Export, ExportFile};
 use results::Run;
 
 use crate::exit::Failure;
@@ -106,8 +106,8 @@ fn out_dir(args: &ExportArgs, dir: &Path, several: bool) -> PathBuf {
 
 fn build(run: &Run, dir: &Path, format: ExportFormat, tolerance: f64) -> Result<Export, String> {
     match format {
-        ExportFormat::Gab => results::ci::gab::export(run).map_err(|e| e.to_string()),
-        ExportFormat::Bmf => results::ci::bmf::export(run).map_err(|e| e.to_string()),
+        ExportFormat::Gab => results::format::ci::gab::export(run).map_err(|e| e.to_string()),
+        ExportFormat::Bmf => results::format::ci::bmf::export(run).map_err(|e| e.to_string()),
         ExportFormat::Refs => {
             let refs = compare::references::from_run(run, tolerance);
             let header = format!(
@@ -116,7 +116,7 @@ fn build(run: &Run, dir: &Path, format: ExportFormat, tolerance: f64) -> Result<
                  check a run against them: fabbench compare --references refs.toml RUN_DIR",
                 run.manifest.run_id,
                 dir.display(),
-                pct = format!("{}%", results::ci::significant(tolerance * 100.0, 4)),
+                pct = format!("{}%", results::format::ci::significant(tolerance * 100.0, 4)),
             );
             Ok(Export {
                 files: vec![ExportFile {

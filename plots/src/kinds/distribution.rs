@@ -46,7 +46,7 @@ pub fn charts(curves: &[Curve<'_>], size: Option<u64>) -> Result<Vec<Chart>, Plo
                 continue;
             };
             sizes.push(p.size());
-            let h = results::hist::histogram_of(p);
+            let h = results::format::histograms::histogram_of(p);
             panel.lines.push(Line {
                 name: format!("{name} ({} samples)", p.samples_ns.len()),
                 points: distribution(&h),
@@ -106,7 +106,7 @@ fn common_smallest(curves: &[Curve<'_>]) -> Option<u64> {
 /// (1/(1-percentile), microseconds) at HdrHistogram's percentile steps below 100 %, then
 /// the maximum (1/(1-1) has no place on the axis).
 pub fn distribution(h: &Histogram<u64>) -> Vec<(f64, f64)> {
-    let rows = results::hist::percentile_distribution(h, TICKS_PER_HALF_DISTANCE);
+    let rows = results::format::histograms::percentile_distribution(h, TICKS_PER_HALF_DISTANCE);
     let mut v: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| !r.last)

@@ -21,7 +21,7 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
         let Layout::Mpptest(l) = &c.series.layout else {
             continue;
         };
-        let points = results::mpptest::curve_points(c.series);
+        let points = results::format::mpptest::curve_points(c.series);
         if points.is_empty() {
             continue;
         }
@@ -37,7 +37,7 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
             Axis::new("time (us)", Scale::Linear, Ticks::Number).starting_at_zero(),
         );
         panel.legend = Corner::UpperLeft;
-        let analysis = results::mpptest::curve_analysis(c.series).ok();
+        let analysis = results::format::mpptest::curve_analysis(c.series).ok();
         let off: Vec<u64> = analysis
             .as_ref()
             .map(|a| a.off_line.clone())

@@ -2,15 +2,15 @@
 //! row per point on a run with one fabric; at the end the tables with a column per fabric
 //! (several fabrics) and what each fabric decided. mpptest: the whole table (or the gnuplot
 //! script and its data file) once the suite finished, appended to `-fname` or stdout as
-//! mpptest does. Every line comes from `results::osu` and `results::mpptest`, the code osu.txt
+//! mpptest does. Every line comes from `results::format::osu` and `results::format::mpptest`, the code osu.txt
 //! and mpptest.txt are exported with, so what is printed and what is written are the same text.
 
 use std::fs::OpenOptions;
 use std::io::Write;
 
 use bench_core::measure::{Layout, MpptestLayout};
+use results::format::{mpptest, nbody, npb, osu};
 use results::model::{Run, Series};
-use results::{mpptest, nbody, npb, osu};
 
 use crate::sink::{Event, Sink};
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::*;
-use results::export::export_all;
+use results::format::export_all;
 use results::read_run;
 
 fn fixture(name: &str) -> PathBuf {
@@ -104,7 +104,7 @@ fn a_run_written_before_schema_versions_is_rebuilt_whole() {
         );
         // The text rebuilt from the samples, layouts and settings is what that run printed.
         assert_eq!(
-            results::osu::text(&run),
+            results::format::osu::text(&run),
             std::fs::read_to_string(dir.join("osu.txt")).unwrap(),
             "{name}: osu.txt"
         );
