@@ -1,3 +1,6 @@
+//! Unit tests of the segment fits and the breakpoints between them, on curves made with known
+//! segments.
+
 use super::*;
 
 const KIB: u64 = 1024;

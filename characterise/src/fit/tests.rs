@@ -1,3 +1,6 @@
+//! Unit tests of the LogGP fit: the parameters, their intervals and the residuals on data made
+//! from known parameters.
+
 use super::*;
 use crate::segments::{refinement, switches};
 use curves::Tolerance;

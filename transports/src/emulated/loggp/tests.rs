@@ -1,3 +1,6 @@
+//! Unit tests of the loggp model: segments, overheads and gaps in virtual time, and the card
+//! checks that refuse values which cannot carry a message.
+
 use super::*;
 use crate::registry;
 use bench_core::des::Scheduler;
