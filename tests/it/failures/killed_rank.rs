@@ -148,7 +148,9 @@ const POINTS: &[Point] = &[
     },
     Point {
         name: "eager traffic",
-        args: &["run", "osu_latency", "-m", "1:1K", "-i", "300000"],
+        // Long enough to outlast the latest kill (1.8 s) on a fast host: 300000 iterations
+        // took 1.3 s here on shm, and a kill that came after the job ended failed the test.
+        args: &["run", "osu_latency", "-m", "1:1K", "-i", "3000000"],
         delay_ms: 1500,
         stages: &["osu_latency size "],
     },
