@@ -37,12 +37,33 @@ fn format(f: ReportFormat) -> Format {
     }
 }
 
+/// What `dir` is when it is one of fabbench's outputs other than a run: the file each command
+/// writes into its directory, and no manifest.json.
+fn other_output(dir: &std::path::Path) -> Option<&'static str> {
+    if dir.join("manifest.json").exists() {
+        return None;
+    }
+    [
+        ("autotune.json", "an autotune directory"),
+        ("fit.json", "a characterisation"),
+        ("calibration.json", "a calibration"),
+    ]
+    .into_iter()
+    .find(|(file, _)| dir.join(file).is_file())
+    .map(|(_, kind)| kind)
+}
+
 fn report(args: &ReportArgs) -> Result<(), ReportError> {
-    let runs: Vec<std::path::PathBuf> = args
-        .runs
-        .iter()
-        .flat_map(|d| results::read::runs_in(d))
-        .collect();
+    let mut runs: Vec<std::path::PathBuf> = Vec::new();
+    for dir in &args.runs {
+        // `fabbench report fabbench-results/*` meets fabbench's other directories too: they
+        // hold no run to tabulate, so they are passed over by name rather than refused.
+        if let Some(kind) = other_output(dir) {
+            eprintln!("note: {} is {kind}, not a run: left out", dir.display());
+            continue;
+        }
+        runs.extend(results::read::runs_in(dir));
+    }
     let inputs = Inputs::read(&runs)?;
     let report = CrossRunReport::build(&inputs, by(args.by), args.reference.as_deref())?;
     let format = format(args.format);

@@ -607,3 +607,30 @@ fn the_same_run_twice_is_one_line() {
         &format!("copies of the same run, {}", id(&r.a)),
     );
 }
+
+#[test]
+fn fabbench_directories_that_are_not_runs_are_left_out_by_name() {
+    // `fabbench report fabbench-results/*` meets autotune, characterise and calibrate
+    // directories beside the runs; each is named on stderr and the runs are reported.
+    let r = runs();
+    let others = scratch("report-others");
+    let mut args = vec![s(&r.a).to_string()];
+    for (name, file) in [
+        ("autotune", "autotune.json"),
+        ("characterise", "fit.json"),
+        ("calibrate", "calibration.json"),
+    ] {
+        let dir = others.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(file), "{}").unwrap();
+        args.push(s(&dir).to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = report(&args);
+    ok(&o);
+    let e = stderr(&o);
+    for kind in ["an autotune directory", "a characterisation", "a calibration"] {
+        assert!(e.contains(&format!("is {kind}, not a run: left out")), "{e}");
+    }
+    assert!(stdout(&o).contains("osu_latency"), "{}", stdout(&o));
+}
