@@ -629,8 +629,15 @@ fn fabbench_directories_that_are_not_runs_are_left_out_by_name() {
     let o = report(&args);
     ok(&o);
     let e = stderr(&o);
-    for kind in ["an autotune directory", "a characterisation", "a calibration"] {
-        assert!(e.contains(&format!("is {kind}, not a run: left out")), "{e}");
+    for kind in [
+        "an autotune directory",
+        "a characterisation",
+        "a calibration",
+    ] {
+        assert!(
+            e.contains(&format!("is {kind}, not a run: left out")),
+            "{e}"
+        );
     }
     assert!(stdout(&o).contains("osu_latency"), "{}", stdout(&o));
 }
