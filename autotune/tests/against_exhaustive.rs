@@ -58,11 +58,13 @@ fn check(fabric: &str, param: &str, card: &[&str], sizes: (u64, u64)) {
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn rapidio_default_card() {
     check("rapidio", "eager_limit", &[], (256, 256 << 10));
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn rapidio_fast_copies() {
     check(
         "rapidio",
@@ -73,11 +75,13 @@ fn rapidio_fast_copies() {
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn hyperlink_default_card() {
     check("hyperlink", "eager_limit", &[], (256, 256 << 10));
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn hyperlink_long_link_latency() {
     // Every rendezvous handshake crosses the link: a long time of flight moves the crossover
     // from 64-128 KiB to 128-256 KiB (cards that change the copy rate, the DMA threshold,
@@ -91,11 +95,13 @@ fn hyperlink_long_link_latency() {
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn bxi_default_card() {
     check("bxi", "bxi.rendezvous", &[], (256, 256 << 10));
 }
 
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn bxi_slow_copies() {
     check(
         "bxi",

@@ -69,6 +69,7 @@ fn bad_input_is_one_line_and_exit_2() {
 /// test with validation. The parameters freed are the ones the paper's shape needs (the rest
 /// of the card's assumptions are held, which keeps the search to minutes).
 #[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn the_rapidio_paper_is_fitted_within_15_percent_and_its_card_validates() {
     let out = scratch("calibrate-paper");
     let paper = paper();
