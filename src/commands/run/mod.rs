@@ -24,9 +24,7 @@ use crate::single_dash::{self, Given};
 use plan::{list, plan};
 
 #[derive(Debug, Args)]
-// `run` takes no `-o`: `--out` only, as it always has.
 #[command(mut_arg("out", |a| a
-    .short(None)
     .help("Directory the run's results directory is created in")))]
 pub struct RunArgs {
     /// Suites to run, e.g. osu_latency osu_bw (see `fabbench list suites`); OSU's buffer
