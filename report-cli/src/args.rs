@@ -51,6 +51,12 @@ pub struct ReportArgs {
     pub format: ReportFormat,
 
     /// Write to FILE instead of stdout (written complete or not at all)
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    // -o/--out as every fabbench command spells its output; --output as it shipped.
+    #[arg(
+        short = 'o',
+        long = "out",
+        visible_alias = "output",
+        value_name = "FILE"
+    )]
     pub output: Option<PathBuf>,
 }

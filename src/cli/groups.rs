@@ -24,8 +24,9 @@ pub struct ModelArgs {
     pub model: Option<PathBuf>,
 }
 
-/// `-o/--out DIR`: where a command's new directory is made (`run`, which takes no `-o`,
-/// `autotune`, `characterise`, `calibrate`).
+/// `-o/--out DIR`: where a command's new directory is made (`run`, `autotune`, `characterise`,
+/// `calibrate`). Every option naming where a command writes is spelled `-o/--out` (plot's and
+/// export's directories, fabbench-report's file too), so one spelling works everywhere.
 #[derive(Debug, Args)]
 pub struct OutArgs {
     /// Directory the command's results directory is created in

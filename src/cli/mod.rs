@@ -26,10 +26,16 @@ pub mod suite_options;
     name = "fabbench",
     version,
     about = "Benchmark and characterise HPC interconnects",
-    long_about = "fabbench runs the standard point-to-point benchmarks (OSU latency, bw, bibw) over \
-                  each fabric backend: shared memory, TCP, emulated fabrics (Hyperlink, RapidIO, \
-                  BXI/Portals 4) and MPI. It prints OSU's text layout and writes every raw sample, \
-                  HdrHistograms, a CSV summary and a manifest to a results directory."
+    long_about = "fabbench measures HPC interconnects. `run` runs benchmark suites: OSU latency, \
+                  bw and bibw (OSU's text layout), mpptest, the NPB kernels EP, IS, CG, MG and \
+                  FT, and nbody; on shared memory, TCP, emulated fabrics in virtual time \
+                  (Hyperlink, RapidIO, BXI/Portals 4, a fitted LogGP model) and MPI, writing every \
+                  raw sample, HdrHistograms, a CSV summary and a manifest to a results directory. \
+                  `autotune` searches a fabric's protocol settings, `characterise` fits a LogGP \
+                  model card to a fabric, `calibrate` fits an emulated card to a published table; \
+                  `plot` draws charts, `report` tabulates runs side by side, `compare` gives \
+                  regression verdicts, `history` tracks runs over time, `export` writes CI \
+                  dashboards' formats, and `list` shows fabrics, suites and tunables."
 )]
 pub struct Cli {
     /// More log output (-v info, -vv debug); RUST_LOG works too
@@ -41,7 +47,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run one or more suites on one or more fabrics
+    /// Run suites (OSU latency/bw/bibw, mpptest, NPB EP/IS/CG/MG/FT, nbody) on one or more
+    /// fabrics
     Run(Box<RunArgs>),
     /// Find the best eager/rendezvous threshold, fragment size and on/off settings of a
     /// fabric by measurement, and write a profile to deploy with the evidence
@@ -52,7 +59,8 @@ pub enum Command {
     /// Fit an emulated fabric's assumed card parameters to a measured or published table and
     /// write the calibrated card
     Calibrate(Box<CalibrateArgs>),
-    /// Draw charts of run directories (and autotune directories) as SVG and PNG
+    /// Draw charts of run directories (and autotune directories) as SVG (PNG or both with
+    /// --format)
     Plot(PlotArgs),
     /// One table across run directories: per suite and size a column per fabric, run or
     /// setting, with ratios against a reference run
@@ -62,7 +70,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Keep runs over time in a store and show each metric's trend and change points
     History(HistoryArgs),
-    /// Write a run in the formats CI tools read (github-action-benchmark, Bencher)
+    /// Write a run in the formats CI tools read (github-action-benchmark, Bencher) or as
+    /// reference values for `compare --references`
     Export(ExportArgs),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
@@ -91,7 +100,7 @@ mod tests {
     fn suite_options_reach_the_suites_that_take_them() {
         let m = command()
             .try_get_matches_from([
-                "fabbench", "run", "osu_bw", "-m", "4K:1M", "-i", "20", "-c", "--out", "x",
+                "fabbench", "run", "osu_bw", "-m", "4K:1M", "-i", "20", "-c", "-o", "x",
             ])
             .unwrap();
         let run = m.subcommand_matches("run").unwrap();

@@ -1,8 +1,8 @@
 //! fabbench's integration tests, in one binary so cargo links the workspace once rather than
 //! once per file. They are filed by what a user does: one module per `fabbench` command (`run`,
-//! `plot`, `compare`, `history`, `export`, `autotune`, `characterise`, `calibrate`, `report`),
-//! and `failures` for what a user meets when a job goes wrong (a killed rank, bad input, a
-//! stopped run). Most start the real `fabbench` binary; those of `run::library` and
+//! `plot`, `compare`, `history`, `export`, `autotune`, `characterise`, `calibrate`, `report`,
+//! `list`), `options` for the spellings every command shares, and `failures` for what a user
+//! meets when a job goes wrong (a killed rank, bad input, a stopped run). Most start the real `fabbench` binary; those of `run::library` and
 //! `run::read_back` call the libraries it is built from. Tests that start jobs take turns
 //! through `common::serial()`, as the jobs spin on their cores.
 //!
@@ -19,6 +19,8 @@ mod compare;
 mod export;
 mod failures;
 mod history;
+mod list;
+mod options;
 mod plot;
 mod report;
 mod run;

@@ -62,6 +62,7 @@ impl<T: ?Sized> Key<T> {
                 kind,
                 default,
                 help,
+                source: "",
             },
             reads_as: PhantomData,
         }

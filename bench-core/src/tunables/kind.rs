@@ -49,6 +49,10 @@ pub struct Def {
     /// Parsed with the same rules as user input; a unit test checks every default is valid.
     pub default: &'static str,
     pub help: &'static str,
+    /// Where the default comes from, when that is more than fabbench's own choice: a model
+    /// card's `[S] stated`, `[D] derived` or `[A] assumption` with its reference. Empty for the
+    /// tunables declared in code. Kept apart from `help` so a listing shows it on demand.
+    pub source: &'static str,
 }
 
 impl Kind {

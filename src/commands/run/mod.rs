@@ -3,6 +3,7 @@
 //! RUN_DIR` continues a kept partial run with the command line its manifest recorded; `-n
 //! 1,2,4` is a scaling run ([`scaling`]).
 
+mod buffers;
 mod plan;
 mod scaling;
 
@@ -23,12 +24,12 @@ use crate::single_dash::{self, Given};
 use plan::{list, plan};
 
 #[derive(Debug, Args)]
-// `run` takes no `-o`: `--out` only, as it always has.
 #[command(mut_arg("out", |a| a
-    .short(None)
     .help("Directory the run's results directory is created in")))]
 pub struct RunArgs {
-    /// Suites to run, e.g. osu_latency osu_bw (see `fabbench list suites`)
+    /// Suites to run, e.g. osu_latency osu_bw (see `fabbench list suites`); OSU's buffer
+    /// locations may follow, as ReFrame's OSU test gives them: H H (host memory, what fabbench
+    /// measures)
     #[arg(required_unless_present = "resume", value_name = "SUITE")]
     pub suites: Vec<String>,
 
@@ -181,7 +182,7 @@ fn resume(dir: &Path, matches: &ArgMatches, command: clap::Command) -> Result<()
 }
 
 fn execute(
-    args: RunArgs,
+    mut args: RunArgs,
     matches: &ArgMatches,
     single: &Given,
     resume: Option<&Path>,
@@ -193,6 +194,7 @@ fn execute(
         Started::External(e) if e.rank != 0 => format!("rank {}: ", e.rank),
         _ => String::new(),
     };
+    buffers::take(&mut args.suites).map_err(|e| Failure::Usage(format!("{prefix}{e}")))?;
     if let Some(counts) = args.ranks.as_ref().filter(|c| c.0.len() > 1) {
         if matches!(started, Started::External(_)) {
             return Err(Failure::Usage(format!(

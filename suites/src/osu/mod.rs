@@ -15,8 +15,8 @@ pub use bibw::Bibw;
 pub use bw::Bw;
 pub use latency::Latency;
 pub use params::{
-    check_counts, message_sizes, OsuParams, ITERATIONS, MESSAGE_SIZE, OPTIONS, VALIDATION, WARMUP,
-    WINDOW_SIZE,
+    check_counts, message_sizes, OsuParams, ITERATIONS, LATENCY_OPTIONS, MESSAGE_SIZE, OPTIONS,
+    VALIDATION, WARMUP, WINDOW_SIZE,
 };
 
 use std::marker::PhantomData;
@@ -229,7 +229,11 @@ impl<T: OsuTest> Suite for Osu<T> {
     }
 
     fn options(&self) -> &'static [OptionDef] {
-        OPTIONS
+        if T::WINDOWED {
+            OPTIONS
+        } else {
+            LATENCY_OPTIONS
+        }
     }
 
     fn check(&self, p: &OsuParams, _ranks: usize) -> Result<(), ParamError> {

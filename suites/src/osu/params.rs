@@ -85,22 +85,29 @@ pub const VALIDATION: OptionDef = OptionDef {
     help: "Check every received byte against a per-iteration pattern",
 };
 
-/// The options the trio shares.
+pub const TAIL_LAT: OptionDef = OptionDef {
+    long: "tail-lat",
+    short: Some('z'),
+    dash: Dash::Two,
+    kind: OptionKind::FlagOrValue,
+    value_name: "P,P...",
+    help: "Print tail latency percentile columns (P50, P90, P99, or those listed: -z50,95 or --tail-lat=50,95), as OSU's -z",
+};
+
+/// The options bw and bibw take (latency's, [`LATENCY_OPTIONS`], less `-W`).
 pub static OPTIONS: &[OptionDef] = &[
     MESSAGE_SIZE,
     ITERATIONS,
     WARMUP,
     WINDOW_SIZE,
     VALIDATION,
-    OptionDef {
-        long: "tail-lat",
-        short: Some('z'),
-        dash: Dash::Two,
-        kind: OptionKind::FlagOrValue,
-        value_name: "P,P...",
-        help: "Print tail latency percentile columns (P50, P90, P99, or those listed: -z50,95 or --tail-lat=50,95), as OSU's -z",
-    },
+    TAIL_LAT,
 ];
+
+/// osu_latency's: the trio's less `-W`, since a ping-pong sends one message at a time (OSU's
+/// osu_latency has no window either), so `run --help` lists `-W` for bw and bibw only.
+pub static LATENCY_OPTIONS: &[OptionDef] =
+    &[MESSAGE_SIZE, ITERATIONS, WARMUP, VALIDATION, TAIL_LAT];
 
 fn usage(msg: impl Into<String>) -> ParamError {
     ParamError(msg.into())

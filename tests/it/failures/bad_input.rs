@@ -82,6 +82,30 @@ fn wrong_rank_counts_and_options() {
 }
 
 #[test]
+fn osu_buffers_other_than_host_memory() {
+    let run = [
+        "run",
+        "osu_latency",
+        "-f",
+        "rapidio",
+        "-m",
+        "8",
+        "-x",
+        "10",
+        "-i",
+        "1000",
+        "-c",
+    ];
+    let with = |words: &[&'static str]| [&run[..], words].concat();
+    refused(&with(&["D", "D"]), "fabbench measures host memory only");
+    refused(&with(&["H", "D"]), "give H H (host buffers on both ranks)");
+    refused(&with(&["MH", "MH"]), "host memory only");
+    refused(&with(&["H"]), "take two buffer locations, one per rank");
+    refused(&with(&["H", "H", "H"]), "take two buffer locations");
+    refused(&["run", "mpptest", "H", "H"], "mpptest takes none");
+}
+
+#[test]
 fn unwritable_out_is_refused_before_anything_runs() {
     let file = scratch("notadir").join("file");
     std::fs::write(&file, b"x").unwrap();

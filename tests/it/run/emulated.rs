@@ -44,6 +44,19 @@ fn the_same_command_twice_gives_identical_numbers() {
 }
 
 #[test]
+fn osu_host_buffer_arguments_measure_what_no_arguments_do() {
+    // ReFrame's OSU test appends OSU's buffer locations after the options.
+    let _g = serial();
+    let base = ["osu_latency", "-f", "rapidio", "-m", "8", "-c"];
+    let plain = osu("buf-none", &base);
+    let mut given = base.to_vec();
+    given.extend(["H", "H"]);
+    let host = osu("buf-hh", &given);
+    assert_eq!(curve(&host), curve(&plain));
+    assert_eq!(curve(&host).len(), 5, "{}", host.stdout());
+}
+
+#[test]
 fn emulated_runs_say_so_in_output_manifest_and_csv() {
     let _g = serial();
     let r = osu("says", &["osu_latency", "--fabric", "rapidio", "-m", "8:8"]);

@@ -125,7 +125,8 @@ impl Card {
                     name: leak(format!("{}.{}", self.fabric, p.name)),
                     kind,
                     default: leak(p.value.clone()),
-                    help: leak(format!("{} {}", p.meaning, p.source)),
+                    help: leak(p.meaning.clone()),
+                    source: leak(p.source.clone()),
                 })
             })
             .collect()
@@ -272,7 +273,7 @@ source = "[A] assumption"
         let defs = c.defs().unwrap();
         assert_eq!(defs[0].name, "demo.rate");
         assert_eq!(defs[0].default, "192");
-        assert!(defs[0].help.contains("[S] a paper"));
+        assert_eq!(defs[0].source, "[S] a paper");
         assert_eq!(
             defs[1].kind,
             Kind::Size {

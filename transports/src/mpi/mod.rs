@@ -249,6 +249,7 @@ pub fn tunables() -> &'static [Def] {
                     }
                     Family::Plain => format!("{meaning} ({name}); unset: the library's default"),
                 }),
+                source: "",
             })
             .collect()
     })

@@ -1,0 +1,108 @@
+//! Options every command shares, spelled one way: each command that writes takes `-o/--out`
+//! (run, autotune, characterise, calibrate, plot, export, and fabbench-report's file), and the
+//! spellings that shipped before (report's `--output`) still parse.
+
+use std::path::Path;
+
+use crate::common::*;
+
+fn ok(args: &[&str]) -> String {
+    let out = raw(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Whether `dir` holds anything.
+fn filled(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
+}
+
+#[test]
+fn every_command_that_writes_takes_dash_o() {
+    // The ones that measure for a while: their help says it (clap derives it from the option).
+    for cmd in [
+        "run",
+        "autotune",
+        "characterise",
+        "calibrate",
+        "plot",
+        "export",
+    ] {
+        let help = ok(&[cmd, "--help"]);
+        assert!(help.contains("-o, --out <"), "{cmd} --help:\n{help}");
+    }
+    // The quick ones, for real, on one small run made with -o.
+    let _g = serial();
+    let base = scratch("dash-o");
+    let results = base.join("results");
+    ok(&[
+        "run",
+        "osu_latency",
+        "-f",
+        "rapidio",
+        "-m",
+        "8",
+        "-i",
+        "4",
+        "-x",
+        "1",
+        "-o",
+        s(&results),
+    ]);
+    let run = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("run -o made its run directory there");
+    let plots = base.join("plots");
+    ok(&["plot", s(&run), "-o", s(&plots)]);
+    assert!(filled(&plots), "plot -o wrote nothing");
+    let ci = base.join("ci");
+    ok(&["export", s(&run), "--format", "bmf", "-o", s(&ci)]);
+    assert!(filled(&ci), "export -o wrote nothing");
+    let table = base.join("report.csv");
+    ok(&["report", s(&run), "--format", "csv", "-o", s(&table)]);
+    assert!(table.is_file(), "report -o wrote no file");
+}
+
+#[test]
+fn old_spellings_still_parse() {
+    let _g = serial();
+    let base = scratch("old-spellings");
+    let results = base.join("results");
+    ok(&[
+        "run",
+        "osu_latency",
+        "-f",
+        "rapidio",
+        "-m",
+        "8",
+        "-i",
+        "4",
+        "-x",
+        "1",
+        "--out",
+        s(&results),
+    ]);
+    let run = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("run --out made its run directory there");
+    let table = base.join("report.csv");
+    ok(&["report", s(&run), "--format", "csv", "--output", s(&table)]);
+    assert!(table.is_file(), "report --output wrote no file");
+    let help = ok(&["report", "--help"]);
+    assert!(help.contains("--output"), "the alias is shown: {help}");
+}
