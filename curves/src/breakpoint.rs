@@ -11,10 +11,22 @@ use crate::{CurveError, Tolerance};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
-    /// The time steps at the switch by more than the tolerance.
+    /// No switch between the two lines anywhere in `(after, before]` keeps the time
+    /// continuous: it steps by more than the tolerance wherever the switch lies.
     Jump,
-    /// The time is continuous at the switch (within the tolerance); only the slope changes.
+    /// The two lines meet (within the tolerance) somewhere in `[after, before]`, so the time
+    /// can be continuous at the switch; only the slope changes.
     Slope,
+}
+
+impl Kind {
+    /// As a person says it: "jump", "slope change".
+    pub fn words(self) -> &'static str {
+        match self {
+            Kind::Jump => "jump",
+            Kind::Slope => "slope change",
+        }
+    }
 }
 
 impl fmt::Display for Kind {
@@ -43,19 +55,25 @@ pub struct Breakpoint {
 }
 
 impl Breakpoint {
-    /// Compared at `before` because that is the first size measured on the right's side, so
-    /// the right line there is data while the left line is a short extrapolation.
+    /// The step is given at `before` because that is the first size measured on the right's
+    /// side, so the right line there is data while the left line is a short extrapolation.
+    /// The kind is not read from that one size: only sizes up to `after` and from `before`
+    /// were measured, so the switch may lie anywhere between, and where the two lines cross
+    /// in there (their difference changes sign, or comes within the tolerance at either end)
+    /// the curve can turn without a step. Reading the step at `before` alone called such a
+    /// turn a jump whenever the sizes were far apart (a log scale's 8 KiB to 16 KiB).
     fn between(left: &Segment, right: &Segment, tol: Tolerance) -> Breakpoint {
-        let before = right.from;
+        let (after, before) = (left.to, right.from);
         let on_right = right.at(before);
         let step_us = on_right - left.at(before);
-        let kind = if step_us.abs() > tol.allowed_miss(on_right.abs()) {
-            Kind::Jump
-        } else {
-            Kind::Slope
-        };
+        let on_left = left.at(after);
+        let step_after = right.at(after) - on_left;
+        let meets = step_us.abs() <= tol.allowed_miss(on_right.abs())
+            || step_after.abs() <= tol.allowed_miss(on_left.abs())
+            || step_us.signum() != step_after.signum();
+        let kind = if meets { Kind::Slope } else { Kind::Jump };
         Breakpoint {
-            after: left.to,
+            after,
             before,
             kind,
             step_us,
@@ -75,26 +93,47 @@ pub struct Analysis {
     /// disturbed measurement, or a packet-boundary blip (RapidIO's 256-byte segments make a
     /// notch every 256 bytes), not a change of protocol. The segments are fitted without them.
     pub off_line: Vec<u64>,
+    /// Sizes that made a segment of one point between two different lines (or at an end):
+    /// one size fits any line, so it is no evidence of a protocol, and its "segment" would
+    /// have no slope to give. Set aside like the blips, so the switch on either side of it
+    /// becomes one switch spanning it; more sizes measured there would tell what it is.
+    pub lone: Vec<u64>,
 }
 
 /// The most points a run off the line may have and still count as a blip.
 const BLIP_POINTS: usize = 2;
 
 /// Segments, breakpoints and blips of the curve. Blips are taken out and the rest is segmented
-/// again, until none is left, so a saw-tooth of blips does not read as a hundred protocols.
+/// again, until none is left, so a saw-tooth of blips does not read as a hundred protocols;
+/// then one-point segments, the same way (a curve of one segment keeps it, however short).
 pub fn analyse(points: &[(u64, f64)], tol: Tolerance) -> Result<Analysis, CurveError> {
     let mut kept: Vec<(u64, f64)> = points.to_vec();
     let mut off_line = Vec::new();
+    let mut lone = Vec::new();
     let segs = loop {
         let segs = segments(&kept, tol)?;
         let blips = blips(&kept, &segs, tol)?;
-        if blips.is_empty() {
+        if !blips.is_empty() {
+            off_line.extend(&blips);
+            kept.retain(|(s, _)| !blips.contains(s));
+            continue;
+        }
+        let single: Vec<u64> = if segs.len() > 1 {
+            segs.iter()
+                .filter(|s| s.points == 1)
+                .map(|s| s.from)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if single.is_empty() {
             break segs;
         }
-        off_line.extend(&blips);
-        kept.retain(|(s, _)| !blips.contains(s));
+        lone.extend(&single);
+        kept.retain(|(s, _)| !single.contains(s));
     };
     off_line.sort_unstable();
+    lone.sort_unstable();
     let breakpoints = segs
         .windows(2)
         .map(|pair| Breakpoint::between(&pair[0], &pair[1], tol))
@@ -103,6 +142,7 @@ pub fn analyse(points: &[(u64, f64)], tol: Tolerance) -> Result<Analysis, CurveE
         segments: segs,
         breakpoints,
         off_line,
+        lone,
     })
 }
 

@@ -165,10 +165,12 @@ fn a_saw_tooth_of_blips_is_not_a_hundred_switches() {
     let a = analyse(&points, Tolerance::default()).unwrap();
     assert!(a.breakpoints.is_empty(), "{:#?}", a.breakpoints);
     assert_eq!(a.off_line.len(), 31);
-    // a genuine short regime between two different lines stays a switch
+    // one size between two different lines is not a blip: it is set aside as lone, and the
+    // switches on its two sides become one
     let found = analyse(&hyperlink_logscale(), Tolerance::default()).unwrap();
-    assert_eq!(found.breakpoints.len(), 3);
+    assert_eq!(found.breakpoints.len(), 2);
     assert!(found.off_line.is_empty());
+    assert_eq!(found.lone, [8192]);
 }
 
 /// A 33-point line with its middle point `off` (a fraction) above it.
@@ -375,9 +377,42 @@ fn hyperlink_logscale() -> Vec<(u64, f64)> {
 fn a_boundary_point_joins_the_segment_that_predicts_it() {
     let found = breakpoints(&hyperlink_logscale(), Tolerance::default()).unwrap();
     let ranges: Vec<(u64, u64)> = found.iter().map(|b| (b.after, b.before)).collect();
-    // eager to rendezvous, rendezvous to DMA, then fragmenting
-    assert_eq!(ranges, vec![(4096, 8192), (8192, 16384), (65536, 131072)]);
+    // eager to DMA (8192, the one size of rendezvous by copy, set aside), then fragmenting
+    assert_eq!(ranges, vec![(4096, 16384), (65536, 131072)]);
     assert_eq!(found[0].kind, Kind::Jump);
+    // 11.5 us + size/403 MB/s and 81.8 us + size/702 MB/s cross at about 66 KB, inside
+    // (65536, 131072]: the time need not step there, though the lines are 68 us apart at
+    // 131072
+    assert_eq!(found[1].kind, Kind::Slope, "{:#?}", found[1]);
+    assert!(found[1].step_us < -60.0, "{:#?}", found[1]);
     assert!(close(found[0].left.latency_us, 3.15, 1e-6));
     assert!(close(found[0].left.bandwidth_mbs.unwrap(), 177.0, 1e-6));
+}
+
+/// Two lines that cross between the last size of one and the first of the other are a slope
+/// change, however far apart they are at either size; lines that stay apart over the whole
+/// interval are a jump.
+#[test]
+fn lines_that_cross_between_the_sizes_are_a_slope_change() {
+    // 1 us + size/1000 MB/s up to 8 KiB, then a2 us + size/4000 MB/s from 16 KiB.
+    let crossing = |a2: f64| {
+        let mut p: Vec<(u64, f64)> = (0..=8)
+            .map(|k| (k * 1024, 1.0 + (k * 1024) as f64 / 1000.0))
+            .collect();
+        p.extend((1..=6).map(|k| {
+            let s = 8192 * (1u64 << k);
+            (s, a2 + s as f64 / 4000.0)
+        }));
+        breakpoints(&p, Tolerance::default()).unwrap()
+    };
+    // 1 + x/1000 = a2 + x/4000 at x = (a2 - 1) * 4000/3: 12 KB for a2 = 10.2
+    let found = crossing(10.2);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!((found[0].after, found[0].before), (8192, 16384));
+    assert_eq!(found[0].kind, Kind::Slope, "{found:#?}");
+    assert_eq!(Kind::Slope.words(), "slope change");
+    // a2 = 30: the second line is above the first over all of (8192, 16384]
+    let found = crossing(30.0);
+    assert_eq!(found[0].kind, Kind::Jump, "{found:#?}");
+    assert_eq!(Kind::Jump.words(), "jump");
 }

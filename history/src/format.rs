@@ -1,6 +1,6 @@
 //! A view as text: an aligned table for a terminal, Markdown for a CI job's summary page, CSV
 //! for spreadsheets, and JSON with every value and change point for other tools. Each has one
-//! row per series: where it is, how many entries, the latest value, its move since the entry
+//! row per series (the one row per entry that Apache Otava reads is [`crate::otava`]'s): where it is, how many entries, the latest value, its move since the entry
 //! before, and the change points ("at REV DATE: 1.23 -> 1.41 us (+14.6%, regression,
 //! p=1.0e-5)").
 
@@ -17,6 +17,8 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    /// One row per entry, one column per series: Apache Otava's CSV.
+    Otava,
 }
 
 /// The view in `format`, ending with a newline.
@@ -25,6 +27,7 @@ pub fn render(view: &View, format: Format) -> String {
         Format::Table => table(view),
         Format::Markdown => markdown(view),
         Format::Csv => csv_text(view),
+        Format::Otava => crate::otava::render(view),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&to_json(view)).expect("JSON of a view");
             s.push('\n');

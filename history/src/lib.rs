@@ -3,7 +3,8 @@
 //! series. The crate never sees the command line: [`store`] adds runs and reads entries back,
 //! [`series`] regroups entries into series, [`changes`] finds where each series moved to a new
 //! level ([`edivisive`] proposes, [`confirm`] tests), [`trend`] puts that together as a view,
-//! and [`format`] and [`chart`] show it as text or charts.
+//! and [`format`] and [`chart`] show it as text or charts ([`otava`]: as the CSV Apache
+//! Otava reads).
 
 pub mod changes;
 pub mod chart;
@@ -13,6 +14,7 @@ pub mod edivisive;
 pub mod entry;
 pub mod error;
 pub mod format;
+pub mod otava;
 pub mod series;
 pub mod store;
 #[cfg(test)]

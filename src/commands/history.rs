@@ -122,6 +122,8 @@ pub enum ShowFormat {
     Markdown,
     Csv,
     Json,
+    /// One row per entry and a column per series, as Apache Otava's csv tests read
+    Otava,
 }
 
 impl From<ShowFormat> for history::format::Format {
@@ -131,6 +133,7 @@ impl From<ShowFormat> for history::format::Format {
             ShowFormat::Markdown => history::format::Format::Markdown,
             ShowFormat::Csv => history::format::Format::Csv,
             ShowFormat::Json => history::format::Format::Json,
+            ShowFormat::Otava => history::format::Format::Otava,
         }
     }
 }

@@ -149,6 +149,31 @@ fn history_finds_the_step_where_the_send_overhead_grew() {
     let o = history(&["show", "--store", store_arg, "--format", "csv"]);
     assert_eq!(text(&o.stdout).lines().count(), 12);
 
+    // Apache Otava's shape: one row per entry, time and attributes, then a column per series.
+    let o = history(&["show", "--store", store_arg, "--format", "otava"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = text(&o.stdout);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..4], ["time", "commit", "run_id", "host"], "{csv}");
+    let sizes: Vec<u64> = (0..=10).map(|k| 1 << k).collect();
+    let columns: Vec<String> = sizes
+        .iter()
+        .map(|s| format!("osu_latency/rapidio/2 ranks/size {s}/latency"))
+        .collect();
+    assert_eq!(header[4..], columns, "a column per series, by size");
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 5, "a row per entry: {csv}");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(&row[0], format!("2026-01-0{}T12:00:00Z", i + 1));
+        assert_eq!(&row[1], format!("rev{}", i + 1));
+        // Each cell is the value json gives that series at that entry.
+        for (c, s) in series.iter().enumerate() {
+            let want = s["values"][i]["value"].as_f64().unwrap();
+            assert_eq!(row[4 + c].parse::<f64>().unwrap(), want, "{csv}");
+        }
+    }
+
     let plots = scratch.join("plots");
     let o = history(&[
         "show",

@@ -83,7 +83,7 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
                 panel.spans.push(Span {
                     from: b.after as f64,
                     to: b.before as f64,
-                    label: format!("{} {:+.2} us", b.kind, b.step_us),
+                    label: results::format::mpptest::switch_words(b),
                     colour: 3,
                 });
             }

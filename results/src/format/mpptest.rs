@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 
 use bench_core::measure::{GnuplotTerminal, Layout, MpptestLayout, Point};
-use curves::{Analysis, Breakpoint, CurveError, Segment, Tolerance};
+use curves::{Analysis, Breakpoint, CurveError, Kind, Segment, Tolerance};
 
 use crate::format::Exporter;
 use crate::model::{Run, Series};
@@ -240,16 +240,29 @@ fn rate_unit(series: &Series) -> &str {
         .map_or("MB/s", |m| m.unit.as_str())
 }
 
-/// A segment as `0.11 us + size/8893 MB/s (0..2048, 11 points)`; `-` for the bandwidth of a
-/// line that does not rise.
+/// A segment as `0.11 us + size/8893 MB/s (0..2048, 11 points)`; a line that does not rise
+/// has no bandwidth to give, so it reads `0.09 us flat (0..64, 6 points)`.
 fn segment_words(s: &Segment, unit: &str) -> String {
-    let bandwidth = s
-        .bandwidth_mbs
-        .map_or_else(|| "-".to_string(), |b| format!("{b:.0}"));
-    format!(
-        "{:.2} us + size/{bandwidth} {unit} ({}..{}, {} points)",
-        s.latency_us, s.from, s.to, s.points
-    )
+    // A fitted latency of -0.004 is zero to the two decimals shown, not "-0.00".
+    let latency = if s.latency_us.abs() < 0.005 {
+        0.0
+    } else {
+        s.latency_us
+    };
+    let line = match s.bandwidth_mbs {
+        Some(b) => format!("{latency:.2} us + size/{b:.0} {unit}"),
+        None => format!("{latency:.2} us flat"),
+    };
+    format!("{line} ({}..{}, {} points)", s.from, s.to, s.points)
+}
+
+/// A breakpoint's words: `jump +2.41 us` (the step at the first size above the switch), or
+/// `slope change` (the lines meet in between, so there is no step to give).
+pub fn switch_words(b: &Breakpoint) -> String {
+    match b.kind {
+        Kind::Jump => format!("{} {:+.2} us", b.kind.words(), b.step_us),
+        Kind::Slope => b.kind.words().to_string(),
+    }
 }
 
 /// The tolerance as the header line says it: `5%`.
@@ -287,11 +300,10 @@ pub fn breakpoint_lines(series: &Series) -> String {
             );
             for b in found {
                 out.push_str(&format!(
-                    "# {} < size <= {}: {} {:+.2} us; below: {}; above: {}\n",
+                    "# {} < size <= {}: {}; below: {}; above: {}\n",
                     b.after,
                     b.before,
-                    b.kind,
-                    b.step_us,
+                    switch_words(b),
                     segment_words(&b.left, unit),
                     segment_words(&b.right, unit)
                 ));
@@ -303,6 +315,15 @@ pub fn breakpoint_lines(series: &Series) -> String {
         let sizes: Vec<String> = analysis.off_line.iter().map(u64::to_string).collect();
         out.push_str(&format!(
             "# off the line on their own, not switches ({}): {}\n",
+            sizes.len(),
+            sizes.join(" ")
+        ));
+    }
+    if !analysis.lone.is_empty() {
+        let sizes: Vec<String> = analysis.lone.iter().map(u64::to_string).collect();
+        out.push_str(&format!(
+            "# on no segment's line, one size each (too few for a line; measure more sizes \
+             there) ({}): {}\n",
             sizes.len(),
             sizes.join(" ")
         ));
@@ -726,6 +747,47 @@ mod tests {
             breakpoint_lines(&s),
             "# breakpoints (fabbench): none; one segment: 0.10 us + size/8000 MB/s \
              (0..10240, 11 points)\n"
+        );
+    }
+
+    /// A series with one point per (size, microseconds).
+    fn series_of(points: &[(u64, f64)]) -> Series {
+        let points = points
+            .iter()
+            .map(|&(len, us)| point(len, vec![(us * 1e4).round() as u64], vec![]))
+            .collect();
+        series(layout_plain(), points)
+    }
+
+    /// Shapes of a real `-logscale` run on shm: flat to 64 B, a copy line to 2 KiB, a
+    /// slower copy from 4 KiB that the lines cross into, and one size at the end alone.
+    #[test]
+    fn breakpoints_read_as_a_person_says_them() {
+        // 0, 2, 4 .. 64 B
+        let mut p: Vec<(u64, f64)> = (0..=6).map(|k| ((1u64 << k) & !1, 0.09)).collect();
+        p.extend((7..=11).map(|k| (1u64 << k, 0.11 + (1u64 << k) as f64 / 30000.0)));
+        p.extend((12..=19).map(|k| (1u64 << k, (1u64 << k) as f64 / 14000.0)));
+        p.push((1 << 20, 400.0));
+        let text = breakpoint_lines(&series_of(&p));
+        assert!(!text.contains("size/-"), "{text}");
+        assert!(!text.contains(", 1 points)"), "{text}");
+        assert!(!text.contains("-0.00 us"), "{text}");
+        assert!(
+            text.contains("below: 0.09 us flat (0..64, 7 points)"),
+            "{text}"
+        );
+        // 0.11 + x/30000 and x/14000 meet at 2888 B, inside (2048, 4096]
+        assert!(
+            text.contains("# 2048 < size <= 4096: slope change; below: 0.11 us + size/"),
+            "{text}"
+        );
+        assert!(text.contains("# 64 < size <= 128: jump +0.0"), "{text}");
+        assert!(
+            text.ends_with(
+                "# on no segment's line, one size each (too few for a line; measure more \
+                 sizes there) (1): 1048576\n"
+            ),
+            "{text}"
         );
     }
 

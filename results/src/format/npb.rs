@@ -145,7 +145,115 @@ pub fn text(run: &Run, series: &Series) -> String {
     out
 }
 
-/// npb.txt: what the run printed for its NPB series.
+/// One kernel run as the summary lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub kernel: String,
+    pub class: String,
+    pub fabric: String,
+    pub ranks: usize,
+    pub time_s: f64,
+    pub mops: f64,
+    /// NPB's verification: Some(passed), None when not performed.
+    pub verified: Option<bool>,
+    /// The fraction of the time in communication, when the kernel measured it.
+    pub comm_share: Option<f64>,
+}
+
+/// A row per kernel run of every NPB series of the run, in the order the blocks print.
+pub fn summary_rows(run: &Run) -> Vec<SummaryRow> {
+    let mut rows = Vec::new();
+    for s in &run.series {
+        let Some(l) = layout(s) else { continue };
+        for p in &s.points {
+            let Some(kernel) = p.key.params.get("kernel") else {
+                continue;
+            };
+            rows.push(SummaryRow {
+                kernel: kernel.clone(),
+                class: p.key.params.get("class").unwrap_or(&l.class).clone(),
+                fabric: s.fabric.clone(),
+                ranks: s.ranks,
+                time_s: headline(p, "time").unwrap_or(f64::NAN),
+                mops: headline(p, "mops").unwrap_or(f64::NAN),
+                verified: p.validated,
+                comm_share: p.split.as_ref().map(|x| x.comm_share()),
+            });
+        }
+    }
+    rows
+}
+
+fn verified_word(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "not checked",
+    }
+}
+
+/// The closing table after the kernels' blocks, so a run of several kernels (or counts) reads
+/// at a glance; empty without rows.
+pub fn summary_text(rows: &[SummaryRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut t = crate::format::table::Table::new(vec![
+        "kernel",
+        "class",
+        "fabric",
+        "ranks",
+        "time (s)",
+        "Mop/s",
+        "verified",
+        "comm share",
+    ]);
+    for r in rows {
+        t.push_row(vec![
+            r.kernel.clone(),
+            r.class.clone(),
+            r.fabric.clone(),
+            r.ranks.to_string(),
+            format!("{:.4}", r.time_s),
+            format!("{:.2}", r.mops),
+            verified_word(r.verified).into(),
+            r.comm_share
+                .map_or("-".into(), |c| format!("{:.1}%", c * 100.0)),
+        ]);
+    }
+    format!("\n# NPB summary\n{}", t.to_text())
+}
+
+/// npb-summary.csv: the summary's rows, numbers in full (comm_share a fraction, empty when
+/// not measured; verified true, false or empty when not performed).
+pub fn summary_csv(rows: &[SummaryRow]) -> Result<Vec<u8>, ResultsError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "kernel",
+        "class",
+        "fabric",
+        "ranks",
+        "time_s",
+        "mops",
+        "verified",
+        "comm_share",
+    ])?;
+    for r in rows {
+        w.write_record([
+            r.kernel.clone(),
+            r.class.clone(),
+            r.fabric.clone(),
+            r.ranks.to_string(),
+            r.time_s.to_string(),
+            r.mops.to_string(),
+            r.verified.map(|v| v.to_string()).unwrap_or_default(),
+            r.comm_share.map(|c| c.to_string()).unwrap_or_default(),
+        ])?;
+    }
+    w.into_inner().map_err(ResultsError::csv_flush)
+}
+
+/// npb.txt (what the run printed for its NPB series, the summary last) and npb-summary.csv.
 pub struct NpbText;
 
 impl Exporter for NpbText {
@@ -153,8 +261,13 @@ impl Exporter for NpbText {
         if !run.series.iter().any(|s| layout(s).is_some()) {
             return Ok(Vec::new());
         }
-        let txt: String = run.series.iter().map(|s| text(run, s)).collect();
-        Ok(vec![("npb.txt".into(), txt.into_bytes())])
+        let rows = summary_rows(run);
+        let mut txt: String = run.series.iter().map(|s| text(run, s)).collect();
+        txt.push_str(&summary_text(&rows));
+        Ok(vec![
+            ("npb.txt".into(), txt.into_bytes()),
+            ("npb-summary.csv".into(), summary_csv(&rows)?),
+        ])
     }
 }
 
@@ -196,6 +309,27 @@ mod tests {
         ] {
             assert!(t.contains(line), "missing {line:?} in\n{t}");
         }
+        let rows = summary_rows(&run);
+        assert_eq!(rows.len(), 1);
+        let table = summary_text(&rows);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[1], "# NPB summary", "{table}");
+        assert!(
+            lines[2].starts_with("kernel") && lines[2].contains("comm share"),
+            "{table}"
+        );
+        let row = lines.last().unwrap();
+        for cell in ["cg", "S", "shm", "2", "0.5000", "2000.00", "yes", "50.0%"] {
+            assert!(row.split_whitespace().any(|c| c == cell), "{cell} in {row}");
+        }
+        let files = NpbText.export(&run).unwrap();
+        let csv = String::from_utf8(files[1].1.clone()).unwrap();
+        assert_eq!(files[1].0.to_str(), Some("npb-summary.csv"));
+        assert_eq!(
+            csv.lines().nth(1),
+            Some("cg,S,shm,2,0.5,2000,true,0.5"),
+            "{csv}"
+        );
         assert_eq!(size_field("64x 64x64"), "  64x  64x  64");
         assert_eq!(
             field("Size", size_field("32x32x32")),

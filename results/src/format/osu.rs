@@ -123,9 +123,17 @@ pub fn row(point: &Point, cols: Columns<'_>) -> String {
     out
 }
 
-/// A column's width: OSU's 20, or wider for a longer header.
+/// The fewest spaces between two labels of the table with a column per fabric. OSU's own
+/// labels are short enough that its 20-wide fields leave four or more spaces; a fabric name in
+/// front takes that room ("shm Bandwidth (MB/s)" is exactly 20), and with one space left the
+/// labels ran together ("... (MB/s) tcp Bandwidth ...").
+const LABEL_GAP: usize = 4;
+
+/// A column's width in the table with a column per fabric: OSU's 20, or the label and
+/// [`LABEL_GAP`] spaces before it, so every label stands apart and right-aligns over its
+/// numbers.
 fn width(header: &str) -> usize {
-    FIELD_WIDTH.max(header.len() + 1)
+    FIELD_WIDTH.max(header.chars().count() + LABEL_GAP)
 }
 
 /// The header of a table with one value column per fabric (`columns` are their headers).
@@ -375,7 +383,7 @@ mod tests {
         ];
         let h = header_multi(LAT.0, &cols, false, "# c\n");
         assert!(
-            h.ends_with("# Size     shm Avg Latency(us) hyperlink Avg Latency(us)\n"),
+            h.ends_with("# Size        shm Avg Latency(us)    hyperlink Avg Latency(us)\n"),
             "{h:?}"
         );
         let p = Point {
@@ -390,7 +398,24 @@ mod tests {
         let r = row_multi(8, &[Some(&p), None], &cols, true);
         assert_eq!(
             r,
-            "8                         0.15                         -                Fail\n"
+            "8                            0.15                            -                Fail\n"
+        );
+        // Every label ends where its numbers end, and the labels stand apart.
+        let label_ends: Vec<usize> = cols
+            .iter()
+            .map(|c| h.lines().last().unwrap().find(c.as_str()).unwrap() + c.len())
+            .collect();
+        let value_ends = [r.find("0.15").unwrap() + 4, r.find('-').unwrap() + 1];
+        assert_eq!(label_ends, value_ends, "{h}{r}");
+        // The widest label OSU has, with a fabric's name in front.
+        let bw = [
+            "shm Bandwidth (MB/s)".to_string(),
+            "tcp Bandwidth (MB/s)".to_string(),
+        ];
+        let h = header_multi("OSU MPI Bandwidth Test v7.4", &bw, false, "");
+        assert!(
+            h.ends_with("# Size        shm Bandwidth (MB/s)    tcp Bandwidth (MB/s)\n"),
+            "{h:?}"
         );
     }
 

@@ -91,7 +91,10 @@ impl Sink for Text {
                 Layout::Nbody(_) => self.print(&nbody::text(run, series)),
                 Layout::Osu { .. } => {}
             },
-            Event::Finished { run } => self.print(&osu::closing(run)),
+            Event::Finished { run } => {
+                self.print(&osu::closing(run));
+                self.print(&npb::summary_text(&npb::summary_rows(run)));
+            }
             Event::Written { path } => {
                 let _ = writeln!(self.notes, "# results: {}", path.display());
             }
