@@ -96,3 +96,46 @@ pub fn before(plans: &[Plan], results: Option<&std::path::Path>) -> Vec<String> 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PlanBuilder;
+    use suites::SuiteArgs;
+
+    fn npb(fabric: &str, ranks: usize) -> Plan {
+        PlanBuilder::new()
+            .suite_named("npb", SuiteArgs::new())
+            .fabrics(fabric)
+            .ranks(ranks)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn ranks_beyond_the_cores_are_warned_of_on_real_fabrics_only() {
+        let w = oversubscribed(&npb("shm", 4), 2).expect("4 ranks on 2 cores");
+        assert_eq!(
+            w,
+            "warning: 4 ranks on 2 cores (shm): ranks share cores, so times include waiting for a core; use -n 2 or fewer for timings"
+        );
+        assert_eq!(oversubscribed(&npb("shm", 4), 4), None);
+        assert_eq!(oversubscribed(&npb("bxi", 4), 2), None, "virtual time");
+        let mixed = oversubscribed(&npb("bxi,tcp", 4), 2).unwrap();
+        assert!(mixed.contains("(tcp)"), "{mixed}");
+    }
+
+    #[test]
+    fn short_points_name_the_suite_the_point_and_the_option() {
+        let run = results::testing::npb_run("npb", "shm", 1, &[("mg", 0.0013), ("cg", 0.5)]);
+        let w = short_points(&run);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "warning: npb on shm at -n 1, class=S kernel=mg: timed sections of 1.3 ms"
+            ) && w[0].ends_with("use --class A (a larger problem; S < W < A < B < C)"),
+            "{}",
+            w[0]
+        );
+    }
+}

@@ -42,7 +42,10 @@ const fn cost(startup: f64, iteration_us: f64, message_us: f64, byte_ns: f64) ->
 /// fabric, three OSU runs (`osu_latency -m 8:8 -i 50000 -x 0`, `osu_bw -m 8:8 -i 2000 -x 0`,
 /// `osu_bw -m 1M:1M -i 40 -x 0`) gave three equations in the three unknowns, solved exactly;
 /// a one-iteration run gave the startup. Checked against the default `osu_bw --fabric
-/// rapidio`: the model says 35 s, the run took 27 s.
+/// rapidio`: the model says 35 s, the run took 27 s (a newcomer saw 42 s). Three more passes
+/// the same morning, under heavier load, varied up to tenfold run to run (an emulated job's
+/// ranks hand over to each other, and each hand-over waits for a core), so these are an
+/// order of magnitude, not a promise: the estimate prefers an earlier run of the same plan.
 pub fn constants(fabric: &str, kind: FabricKind) -> Cost {
     match (fabric, kind) {
         ("rapidio", _) => cost(0.041, 145.07, 3.884, 2.8842),
