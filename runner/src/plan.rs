@@ -414,10 +414,9 @@ impl PlanBuilder {
                 Pending::Ready(s) => s.params.clone(),
                 Pending::Named(_, args) => suite.parse(args)?,
             };
-            let params = if self.quick {
-                suite.quick(&params)?
-            } else {
-                params
+            let params = match self.quick {
+                true => suite.quick(&params)?.unwrap_or(params),
+                false => params,
             };
             suite.check(&params, ranks)?;
             if matches!(suite.planned(&params), Ok(Some(0))) {

@@ -166,7 +166,7 @@ impl Observer for Progress {
         ));
     }
 
-    fn estimate(&self, t: &Tally) {
+    fn estimate(&self, t: &Tally, spent: Duration) {
         let (Some(per), Some(left)) = (t.per_trial(), t.left()) else {
             return;
         };
@@ -175,10 +175,11 @@ impl Observer for Progress {
         }
         self.bar.suspend(|| {
             eprintln!(
-                "estimate: at most {} (a budget of {} trials at {:.2} s, the first trial's time); most calibrations end well before their budget",
-                seconds(left + t.elapsed),
-                t.budget,
-                per.as_secs_f64()
+                "estimate: at most {} (a budget of {} trials at {:.2} s, the mean of trials 2 to {}); most calibrations end well before their budget",
+                seconds(left + spent),
+                t.budget + 1,
+                per.as_secs_f64(),
+                t.done + 1
             )
         });
     }

@@ -26,8 +26,9 @@ pub trait DynSuite: Sync {
     fn layout(&self, params: &Value) -> Result<Layout, ParamError>;
     /// How many points the run will measure, when known up front.
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError>;
-    /// The parameters of a first look (`run --quick`), as JSON.
-    fn quick(&self, params: &Value) -> Result<Value, ParamError>;
+    /// The parameters of a first look (`run --quick`), as JSON; None when the suite has no
+    /// quicker form.
+    fn quick(&self, params: &Value) -> Result<Option<Value>, ParamError>;
     /// The communication a run at `ranks` ranks asks for, when known up front.
     fn work(&self, params: &Value, ranks: usize) -> Result<Option<Work>, ParamError>;
     /// The option that lengthens a too-short timed section.
@@ -78,8 +79,8 @@ impl<S: Suite> DynSuite for S {
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError> {
         Ok(self.schedule(&decode(self, params)?).planned())
     }
-    fn quick(&self, params: &Value) -> Result<Value, ParamError> {
-        Ok(encode::<S>(&Suite::quick(self, decode(self, params)?)))
+    fn quick(&self, params: &Value) -> Result<Option<Value>, ParamError> {
+        Ok(Suite::quick(self, &decode(self, params)?).map(|q| encode::<S>(&q)))
     }
     fn work(&self, params: &Value, ranks: usize) -> Result<Option<Work>, ParamError> {
         Ok(Suite::work(self, &decode(self, params)?, ranks))

@@ -163,9 +163,9 @@ pub trait Suite: Sync + 'static {
     fn layout(&self, params: &Self::Params) -> Layout;
     fn schedule(&self, params: &Self::Params) -> Schedule;
     /// The parameters of a first look (`fabbench run --quick`): fewer iterations, what the
-    /// user set explicitly kept. The default is the parameters unchanged.
-    fn quick(&self, params: Self::Params) -> Self::Params {
-        params
+    /// user set explicitly kept; None (the default) for a suite that has no quicker form.
+    fn quick(&self, _params: &Self::Params) -> Option<Self::Params> {
+        None
     }
     /// The communication a run at `ranks` ranks asks for, when known before it runs (the
     /// runner's estimate of its length); None by default.

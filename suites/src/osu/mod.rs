@@ -300,8 +300,11 @@ impl<T: OsuTest> Suite for Osu<T> {
         )
     }
 
-    fn quick(&self, p: OsuParams) -> OsuParams {
-        OsuParams { quick: true, ..p }
+    fn quick(&self, p: &OsuParams) -> Option<OsuParams> {
+        Some(OsuParams {
+            quick: true,
+            ..p.clone()
+        })
     }
 
     fn work(&self, p: &OsuParams, _ranks: usize) -> Option<Work> {
