@@ -134,6 +134,19 @@ pub struct Tuning {
 }
 
 impl Tuning {
+    /// The line said before tuning starts on a real-time fabric when it may take ten seconds
+    /// or more: the budget bounds the wall time (the search and its verification are fitted
+    /// into it, and stop sooner when they settle), so it is the estimate.
+    pub fn estimate(&self) -> Option<String> {
+        // In virtual time the search takes about a second whatever the budget: nothing to say.
+        (!self.virtual_time() && self.budget >= Duration::from_secs(10)).then(|| {
+            format!(
+                "estimate: at most {} (the --budget: the search and its verification fit in it, and stop sooner once they settle); --budget 2m for a first look",
+                humantime::format_duration(Duration::from_secs(self.budget.as_secs()))
+            )
+        })
+    }
+
     pub fn virtual_time(&self) -> bool {
         self.def.kind == FabricKind::Emulated
     }

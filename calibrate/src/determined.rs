@@ -6,7 +6,7 @@
 use crate::fit::Problem;
 
 /// Factors tried, from fine to coarse.
-const FACTORS: &[f64] = &[1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0];
+pub const FACTORS: &[f64] = &[1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0];
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Determination {

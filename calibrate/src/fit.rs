@@ -4,12 +4,12 @@
 //! then polished on the worst point's log ratio, since a calibration is judged by its worst
 //! point. A trial the fabric cannot run costs more than any fit.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 
+use crate::budget::Progress;
 use crate::error::FitError;
 use crate::evaluate::{evaluate, Values};
 use crate::params::Free;
@@ -27,7 +27,8 @@ pub struct Problem<'a> {
     /// The targets fitted (values above zero).
     pub targets: &'a [Target],
     pub stop: &'a AtomicBool,
-    pub trials: RefCell<usize>,
+    /// Counts the trials and hears their costs, across every problem of a calibration.
+    pub progress: &'a Progress<'a>,
 }
 
 impl Problem<'_> {
@@ -46,13 +47,9 @@ impl Problem<'_> {
 
     /// The emulated values at a unit point, or the fabric's refusal.
     pub fn values(&self, unit: &[f64]) -> Result<Values, FitError> {
-        *self.trials.borrow_mut() += 1;
-        Ok(evaluate(
-            self.fabric,
-            &self.sets(unit),
-            self.targets,
-            self.stop,
-        )?)
+        let values = evaluate(self.fabric, &self.sets(unit), self.targets, self.stop);
+        self.progress.tried();
+        Ok(values?)
     }
 
     /// The error for a search that has stopped: the caller's stop if raised, else `other`.
@@ -77,13 +74,16 @@ impl Problem<'_> {
 
     /// Sum of squared log ratios over the targets.
     pub fn cost_of(&self, values: &Values) -> f64 {
-        self.targets
+        let cost = self
+            .targets
             .iter()
             .map(|t| match values.get(&(t.suite.clone(), t.size)) {
                 Some(&v) if v > 0.0 => (v / t.value).ln().powi(2),
                 _ => REFUSED,
             })
-            .sum()
+            .sum();
+        self.progress.cost(cost);
+        cost
     }
 }
 

@@ -5,6 +5,7 @@
 //! reports the error per point and how well each fitted value is determined, and writes a card
 //! `--model` takes. Only values change: every mechanism of the model stays as it is.
 
+pub mod budget;
 pub mod determined;
 pub mod error;
 pub mod evaluate;
@@ -13,10 +14,10 @@ pub mod output;
 pub mod params;
 pub mod table;
 
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
+pub use budget::{Observer, Tally};
 pub use error::{CalibrateError, FitError};
 use params::Free;
 use table::Target;
@@ -106,13 +107,16 @@ impl Outcome {
     }
 }
 
-/// Reads the tables and fits; `progress` hears each stage (a calibration takes minutes).
+/// Reads the tables and fits; `observer` hears each stage and trial, and the estimate once
+/// the first trial is timed (a calibration takes minutes).
 pub fn calibrate(
     req: &Request,
     stop: &AtomicBool,
-    progress: &dyn Fn(&str),
+    observer: &dyn Observer,
 ) -> Result<Outcome, CalibrateError> {
     let started = std::time::Instant::now();
+    let tally = budget::Progress::new(observer, started);
+    let progress = |what: &str| observer.stage(what);
     let card = params::card_of(&req.fabric)?;
     let mut free = params::select(&card, req.params.as_deref())?;
     params::start_at(&mut free, &req.fabric, &req.starts)?;
@@ -170,7 +174,7 @@ pub fn calibrate(
         .iter()
         .map(|f| f.to_unit(f.search_from.unwrap_or(f.start)))
         .collect();
-    let trials = RefCell::new(0);
+    tally.set_budget(budget::trials(req, free.len(), combos.len()));
     let failed = |source: FitError| {
         if source.is_interrupted() {
             CalibrateError::Interrupted
@@ -191,7 +195,7 @@ pub fn calibrate(
             fixed: &fixed,
             targets: &targets,
             stop,
-            trials: RefCell::new(0),
+            progress: &tally,
         };
         if before.is_none() {
             // The card as it is (its switches off): settings the fabric refuses are the user's.
@@ -216,7 +220,6 @@ pub fn calibrate(
             }
         ));
         let seen = fit::scan(&problem, &start, req.scan).map_err(failed)?;
-        *trials.borrow_mut() += *problem.trials.borrow();
         progress(&format!(
             "best of the scan: cost {:.4} ({:.0} s so far)",
             seen[0].1,
@@ -234,7 +237,7 @@ pub fn calibrate(
         fixed: &fixed,
         targets: &targets,
         stop,
-        trials: RefCell::new(*trials.borrow()),
+        progress: &tally,
     };
     let cost_before = problem.cost_of(&before);
     progress("descending (Nelder-Mead) from the scan's two best points");
@@ -243,7 +246,7 @@ pub fn calibrate(
     if req.polish > 0 {
         progress(&format!(
             "polishing the worst point (cost {cost:.4} after {} trials, {:.0} s)",
-            problem.trials.borrow(),
+            tally.done(),
             started.elapsed().as_secs_f64()
         ));
         best = fit::polish(&problem, &best, req.polish).map_err(failed)?;
@@ -251,7 +254,7 @@ pub fn calibrate(
     }
     progress(&format!(
         "best: cost {cost:.4} after {} trials ({:.0} s); probing how well each value is determined",
-        problem.trials.borrow(),
+        tally.done(),
         started.elapsed().as_secs_f64()
     ));
     let determination = determined::determine(&problem, &best, cost);
@@ -288,7 +291,7 @@ pub fn calibrate(
             determination: d,
         })
         .collect();
-    let trials = *problem.trials.borrow();
+    let trials = tally.done();
     Ok(Outcome {
         fabric: req.fabric.clone(),
         tables: req.tables.iter().map(|p| p.display().to_string()).collect(),

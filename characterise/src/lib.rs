@@ -32,6 +32,12 @@ pub use request::{Checked, Request};
 /// Hears what a characterisation is doing, for a progress line.
 pub trait Observer {
     fn step(&mut self, what: &str);
+    /// A line to show as it is: the estimate of a measurement expected to be long.
+    fn note(&mut self, _line: &str) {}
+    /// Whether each measurement should draw the runner's progress bar (a terminal watches).
+    fn progress(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores everything.
@@ -53,7 +59,7 @@ pub fn characterise(
         sweep.len(),
         req.fabric
     ));
-    let (mut obs, id, run) = measure::measure(req, &sweep, stop)?;
+    let (mut obs, id, run) = measure::measure(req, &sweep, stop, observer)?;
     let mut runs = vec![id];
     let mut switches = segments::switches(&obs, req.tolerance)?;
     if req.refine > 0 && !switches.is_empty() {
@@ -64,7 +70,7 @@ pub fn characterise(
                 switches.len(),
                 extra.len()
             ));
-            let (more, id, _) = measure::measure(req, &extra, stop)?;
+            let (more, id, _) = measure::measure(req, &extra, stop, observer)?;
             runs.push(id);
             for p in Pattern::ALL {
                 for (s, t) in more.series(p) {

@@ -6,11 +6,13 @@
 use std::sync::atomic::AtomicBool;
 
 use runner::sink::Discard;
+use runner::sinks::Progress;
 use runner::{PlanBuilder, RunError, SuiteSpec};
 
 use crate::error::CharacteriseError;
 use crate::observations::{Observations, Pattern};
 use crate::request::Checked;
+use crate::Observer;
 
 /// The stream pattern's window (osu_bw's).
 pub const WINDOW: u64 = 64;
@@ -24,6 +26,7 @@ pub fn measure(
     req: &Checked,
     sizes: &[u64],
     stop: &AtomicBool,
+    observer: &mut dyn Observer,
 ) -> Result<(Observations, String, runner::Run), CharacteriseError> {
     let patterns: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
     let mut params = serde_json::json!({
@@ -62,7 +65,17 @@ pub fn measure(
     let run = plan
         .build()
         .map_err(RunError::from)
-        .and_then(|plan| runner::run_until(&plan, &mut Discard, stop))
+        .and_then(|plan| {
+            let estimate = runner::estimate::estimate(&plan, req.runs_out.as_deref());
+            if let Some(line) = estimate.and_then(|e| e.line()) {
+                observer.note(&line);
+            }
+            if observer.progress() {
+                runner::run_until(&plan, &mut Progress::new(), stop)
+            } else {
+                runner::run_until(&plan, &mut Discard, stop)
+            }
+        })
         .map_err(|e| match e {
             RunError::Plan(p) => CharacteriseError::Plan(p),
             RunError::Unwritable(u) => CharacteriseError::Unwritable(u),

@@ -14,6 +14,7 @@ pub mod model;
 pub mod read;
 pub mod run_dir;
 pub mod scaling;
+pub mod short;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 

@@ -118,6 +118,10 @@ pub struct Manifest {
     /// run has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+    /// `fabbench run --quick`: a first look with fewer iterations than the suites' own
+    /// rules, not a measurement to compare against full runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
 }
 
 /// Why a run is incomplete, and what of it is complete.

@@ -28,6 +28,14 @@ pub struct ScalingRow {
     pub efficiency: f64,
     /// The share of the time spent communicating, when the suite measured it.
     pub comm_share: Option<f64>,
+    /// The timed section was too short to trust on a real-time fabric
+    /// ([`crate::short`]): the table marks the row, so a speedup of 0.01 is not read as one.
+    pub short: bool,
+    /// More ranks than the host's cores on a real-time fabric: ranks took turns on a core,
+    /// so the time includes their waiting.
+    pub oversubscribed: bool,
+    /// The host's cores, as the run's manifest recorded them.
+    pub cores: usize,
 }
 
 /// The scaling rows of `runs`, grouped by suite, fabric and point, rank counts ascending. A
@@ -66,6 +74,11 @@ pub fn rows(runs: &[&Run]) -> Vec<ScalingRow> {
                     speedup: 1.0,
                     efficiency: 1.0,
                     comm_share: p.split.as_ref().map(|x| x.comm_share()),
+                    short: crate::short::short(s, p).is_some(),
+                    oversubscribed: !s.emulated
+                        && run.manifest.host.cpus > 0
+                        && s.ranks > run.manifest.host.cpus,
+                    cores: run.manifest.host.cpus,
                 });
             }
         }
@@ -91,7 +104,8 @@ pub fn rows(runs: &[&Run]) -> Vec<ScalingRow> {
     out
 }
 
-/// The rows as a table per suite, fabric and point.
+/// The rows as a table per suite, fabric and point; a row timed too briefly to trust is
+/// marked `*` and the table says what that means.
 pub fn text(rows: &[ScalingRow]) -> String {
     let mut out = String::new();
     for group in
@@ -120,17 +134,41 @@ pub fn text(rows: &[ScalingRow]) -> String {
             "Efficiency",
             "Comm share"
         ));
+        let mark = |short: bool, over: bool| {
+            format!(
+                "{}{}",
+                if short { "*" } else { "" },
+                if over { "+" } else { "" }
+            )
+        };
         for r in group {
+            // A speedup is as good as both its times: this row's and the baseline's.
+            let speedup = mark(
+                r.short || first.short,
+                r.oversubscribed || first.oversubscribed,
+            );
             out.push_str(&format!(
-                "{:<8}{:>14.4}{:>14}{:>10.2}{:>11.1}%{:>12}\n",
+                "{:<8}{:>14}{:>14}{:>10}{:>11.1}%{:>12}\n",
                 r.ranks,
-                r.time,
+                format!("{:.4}{}", r.time, mark(r.short, r.oversubscribed)),
                 r.rate.map(|x| format!("{x:.2}")).unwrap_or_default(),
-                r.speedup,
+                format!("{:.2}{speedup}", r.speedup),
                 r.efficiency * 100.0,
                 r.comm_share
                     .map(|x| format!("{:.1}%", x * 100.0))
                     .unwrap_or_default()
+            ));
+        }
+        if group.iter().any(|r| r.short) {
+            out.push_str(&format!(
+                "# * timed sections under {} ms on a real-time fabric: a time slice or the host's noise is a large share of each, so these times and the speedups from them say little; a larger problem fixes it (npb: --class A)\n",
+                crate::short::SHORT_SECTION_NS / 1e6
+            ));
+        }
+        if let Some(r) = group.iter().find(|r| r.oversubscribed) {
+            out.push_str(&format!(
+                "# + more ranks than the host's {} cores on a real-time fabric: ranks took turns on a core, so the time includes their waiting; use counts up to {}\n",
+                r.cores, r.cores
             ));
         }
     }
@@ -152,6 +190,7 @@ pub fn csv(rows: &[ScalingRow]) -> Result<Vec<u8>, crate::ResultsError> {
         "speedup",
         "efficiency",
         "comm_share",
+        "short",
     ])?;
     let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for r in rows {
@@ -167,6 +206,7 @@ pub fn csv(rows: &[ScalingRow]) -> Result<Vec<u8>, crate::ResultsError> {
             r.speedup.to_string(),
             r.efficiency.to_string(),
             opt(r.comm_share),
+            r.short.to_string(),
         ])?;
     }
     w.into_inner().map_err(crate::ResultsError::csv_flush)
@@ -208,7 +248,7 @@ mod tests {
         assert_eq!((tcp4.speedup, tcp4.efficiency), (1.5, 0.75));
         assert!(r.iter().all(|x| x.fabric != "bxi"), "one count: no scaling");
         let csv = String::from_utf8(csv(&r).unwrap()).unwrap();
-        assert!(csv.starts_with("suite,fabric,params,ranks,time,time_unit,rate,rate_unit,speedup,efficiency,comm_share\n"));
+        assert!(csv.starts_with("suite,fabric,params,ranks,time,time_unit,rate,rate_unit,speedup,efficiency,comm_share,short\n"));
         assert_eq!(csv.lines().count(), 1 + 6 + 2);
         let t = text(&r);
         assert!(
@@ -218,5 +258,54 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("50.0%"), "{t}");
+        assert!(!t.contains('*'), "seconds-long sections are not short: {t}");
+    }
+
+    #[test]
+    fn rows_timed_too_briefly_are_marked_with_a_footnote() {
+        // MG class S: 1.3 ms at one rank, 100 ms later ("speedup 0.01") at two.
+        let runs: Vec<Run> = [(1, 0.0013), (2, 0.1)]
+            .iter()
+            .map(|&(n, secs)| npb_run("npb", "shm", n, &[("mg", secs)]))
+            .collect();
+        let r = rows(&runs.iter().collect::<Vec<_>>());
+        assert_eq!(r.iter().map(|x| x.short).collect::<Vec<_>>(), [true, false]);
+        let t = text(&r);
+        assert!(t.contains("0.0013*"), "{t}");
+        assert!(
+            t.contains("0.01*"),
+            "a speedup from a short baseline is marked: {t}"
+        );
+        assert!(t.contains("# * timed sections under 10 ms"), "{t}");
+        assert!(String::from_utf8(csv(&r).unwrap())
+            .unwrap()
+            .contains(",true\n"));
+    }
+
+    #[test]
+    fn rows_with_more_ranks_than_cores_are_marked_on_real_fabrics() {
+        let mut runs: Vec<Run> = [(1, 1.0), (2, 0.6), (4, 3.0)]
+            .iter()
+            .map(|&(n, secs)| npb_run("npb", "shm", n, &[("mg", secs)]))
+            .collect();
+        for r in &mut runs {
+            r.manifest.host.cpus = 2;
+        }
+        let r = rows(&runs.iter().collect::<Vec<_>>());
+        let over: Vec<bool> = r.iter().map(|x| x.oversubscribed).collect();
+        assert_eq!(over, [false, false, true]);
+        let t = text(&r);
+        assert!(t.contains("3.0000+") && t.contains("0.33+"), "{t}");
+        assert!(t.contains("host's 2 cores"), "{t}");
+        for r in &mut runs {
+            for s in &mut r.series {
+                s.emulated = true;
+            }
+        }
+        let r = rows(&runs.iter().collect::<Vec<_>>());
+        assert!(
+            r.iter().all(|x| !x.oversubscribed),
+            "virtual time waits for no core"
+        );
     }
 }

@@ -26,6 +26,7 @@ impl RunBuilder {
             run: Run {
                 manifest: Manifest {
                     partial: None,
+                    quick: false,
                     schema_version: SCHEMA_VERSION,
                     fabbench_version: "0".into(),
                     git_revision: "x".into(),

@@ -147,6 +147,7 @@ impl<'a> Collector<'a> {
             None => Run {
                 manifest: Manifest {
                     partial: Some(in_progress),
+                    quick: plan.quick,
                     schema_version: SCHEMA_VERSION,
                     fabbench_version: env!("CARGO_PKG_VERSION").into(),
                     git_revision: env!("FABBENCH_GIT_REVISION").into(),

@@ -22,8 +22,10 @@
 //! # Ok::<(), runner::RunError>(())
 //! ```
 
+pub mod advice;
 mod collect;
 pub mod error;
+pub mod estimate;
 pub mod job;
 mod launch;
 pub mod plan;

@@ -166,6 +166,9 @@ pub struct Plan {
     pub tag: Option<String>,
     /// The kept partial run this plan continues (`fabbench run --resume DIR`).
     pub resume: Option<Resume>,
+    /// A first look (`fabbench run --quick`): every suite's parameters are its quick ones
+    /// (fewer iterations; what was set explicitly kept), and the manifest says so.
+    pub quick: bool,
 }
 
 impl Plan {
@@ -233,6 +236,7 @@ pub struct PlanBuilder {
     command_line: Vec<String>,
     tag: Option<String>,
     resume: Option<PathBuf>,
+    quick: bool,
 }
 
 impl Default for PlanBuilder {
@@ -253,6 +257,7 @@ impl Default for PlanBuilder {
             command_line: std::env::args().collect(),
             tag: None,
             resume: None,
+            quick: false,
         }
     }
 }
@@ -359,6 +364,12 @@ impl PlanBuilder {
         self
     }
 
+    /// A first look: each suite with its quick parameters (see [`Plan::quick`]).
+    pub fn quick(mut self, quick: bool) -> Self {
+        self.quick = quick;
+        self
+    }
+
     /// Checks everything and returns the plan.
     pub fn build(self) -> Result<Plan, PlanError> {
         let (ranks, launch) = self.launch()?;
@@ -403,6 +414,10 @@ impl PlanBuilder {
                 Pending::Ready(s) => s.params.clone(),
                 Pending::Named(_, args) => suite.parse(args)?,
             };
+            let params = match self.quick {
+                true => suite.quick(&params)?.unwrap_or(params),
+                false => params,
+            };
             suite.check(&params, ranks)?;
             if matches!(suite.planned(&params), Ok(Some(0))) {
                 return Err(PlanError::Refused(format!(
@@ -428,6 +443,7 @@ impl PlanBuilder {
             command_line: self.command_line,
             tag: self.tag,
             resume,
+            quick: self.quick,
         })
     }
 

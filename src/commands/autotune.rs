@@ -113,6 +113,9 @@ fn tune(args: &AutotuneArgs) -> Result<(), TuneError> {
         tuning.label.replace(['@', '/'], "-")
     );
     let dir = RunDir::create(&args.out.out, &id).map_err(TuneError::Unwritable)?;
+    if let Some(line) = tuning.estimate() {
+        eprintln!("{line}");
+    }
     signals::install();
     let mut bar = Bar::new(&tuning);
     let outcome = autotune::run(&tuning, &mut bar, &signals::INTERRUPTED);

@@ -3,8 +3,12 @@
 
 use std::path::PathBuf;
 
-use calibrate::{CalibrateError, Outcome, Request};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use calibrate::{CalibrateError, Observer, Outcome, Request, Tally};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cli::groups::{OutArgs, TunableArgs};
 use crate::signals;
@@ -54,13 +58,10 @@ pub fn run(args: CalibrateArgs) -> Result<(), CalibrateError> {
     req.sets = args.tunables.set.clone();
     req.starts = args.starts.clone();
     signals::install();
-    let quiet = args.quiet;
-    let progress = |stage: &str| {
-        if !quiet {
-            eprintln!("calibrate: {stage}");
-        }
-    };
-    let outcome = calibrate::calibrate(&req, &signals::INTERRUPTED, &progress)?;
+    let progress = Progress::new(args.quiet);
+    let outcome = calibrate::calibrate(&req, &signals::INTERRUPTED, &progress);
+    progress.bar.finish_and_clear();
+    let outcome = outcome?;
     let dir = calibrate::output::write(&outcome, &args.out.out)?;
     if !args.quiet {
         summary(&outcome, &dir);
@@ -114,4 +115,72 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
         );
     }
     println!("# written to {}", dir.display());
+}
+
+/// Stages as lines on stderr, the estimate once the first trial is timed, and on a terminal a
+/// bar of the trial budget with the best cost so far and the time left at most.
+struct Progress {
+    quiet: bool,
+    bar: ProgressBar,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        let bar = if !quiet && std::io::stderr().is_terminal() {
+            ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr())
+        } else {
+            ProgressBar::hidden()
+        };
+        if let Ok(s) = ProgressStyle::with_template("{spinner} [{bar:12}] {wide_msg}") {
+            bar.set_style(s.progress_chars("=> "));
+        }
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress { quiet, bar }
+    }
+}
+
+/// "4 min 10 s": whole seconds, as a person reads a time left.
+fn seconds(d: Duration) -> String {
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+}
+
+impl Observer for Progress {
+    fn stage(&self, what: &str) {
+        if !self.quiet {
+            self.bar.suspend(|| eprintln!("calibrate: {what}"));
+        }
+    }
+
+    fn trial(&self, t: &Tally) {
+        self.bar.set_length(t.budget.max(t.done) as u64);
+        self.bar.set_position(t.done as u64);
+        let best = if t.best.is_finite() {
+            format!("best cost {:.4}", t.best)
+        } else {
+            "no cost yet".into()
+        };
+        let left = t.left().map(seconds).unwrap_or_default();
+        self.bar.set_message(format!(
+            "trial {}/{} (budget), {best}, at most {left} left",
+            t.done, t.budget
+        ));
+    }
+
+    fn estimate(&self, t: &Tally, spent: Duration) {
+        let (Some(per), Some(left)) = (t.per_trial(), t.left()) else {
+            return;
+        };
+        if self.quiet || left < Duration::from_secs(10) {
+            return;
+        }
+        self.bar.suspend(|| {
+            eprintln!(
+                "estimate: at most {} (a budget of {} trials at {:.2} s, the mean of trials 2 to {}); most calibrations end well before their budget",
+                seconds(left + spent),
+                t.budget + 1,
+                per.as_secs_f64(),
+                t.done + 1
+            )
+        });
+    }
 }

@@ -1,6 +1,8 @@
 //! `fabbench characterise`: its arguments, the request checked, the characterise crate run,
 //! and what it wrote printed; its error goes to `main` for the exit status.
 
+use std::io::IsTerminal;
+
 use characterise::{CharacteriseError, Observer, Outcome, Pattern, Request};
 use clap::Args;
 
@@ -63,6 +65,16 @@ impl Observer for Steps {
         if !self.quiet {
             eprintln!("characterise: {what}");
         }
+    }
+
+    fn note(&mut self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    fn progress(&self) -> bool {
+        !self.quiet && std::io::stderr().is_terminal()
     }
 }
 

@@ -11,6 +11,7 @@ use crate::driver::{drive_from, PointSink};
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{ParamError, Suite, SuiteError};
+use crate::work::Work;
 
 /// Any [`Suite`], with its parameters as JSON.
 pub trait DynSuite: Sync {
@@ -25,6 +26,13 @@ pub trait DynSuite: Sync {
     fn layout(&self, params: &Value) -> Result<Layout, ParamError>;
     /// How many points the run will measure, when known up front.
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError>;
+    /// The parameters of a first look (`run --quick`), as JSON; None when the suite has no
+    /// quicker form.
+    fn quick(&self, params: &Value) -> Result<Option<Value>, ParamError>;
+    /// The communication a run at `ranks` ranks asks for, when known up front.
+    fn work(&self, params: &Value, ranks: usize) -> Result<Option<Work>, ParamError>;
+    /// The option that lengthens a too-short timed section.
+    fn longer(&self) -> Option<&'static str>;
     /// Runs on every rank, leaving out the points in `done` of a fixed schedule (a resumed
     /// run's); rank 0 reports each point.
     fn run(
@@ -70,6 +78,15 @@ impl<S: Suite> DynSuite for S {
     }
     fn planned(&self, params: &Value) -> Result<Option<usize>, ParamError> {
         Ok(self.schedule(&decode(self, params)?).planned())
+    }
+    fn quick(&self, params: &Value) -> Result<Option<Value>, ParamError> {
+        Ok(Suite::quick(self, &decode(self, params)?).map(|q| encode::<S>(&q)))
+    }
+    fn work(&self, params: &Value, ranks: usize) -> Result<Option<Work>, ParamError> {
+        Ok(Suite::work(self, &decode(self, params)?, ranks))
+    }
+    fn longer(&self) -> Option<&'static str> {
+        Suite::longer(self)
     }
     fn run(
         &self,

@@ -17,6 +17,7 @@ pub mod options;
 pub mod osu;
 pub mod ranks;
 pub mod suite;
+pub mod work;
 
 pub use driver::{drive, drive_from, PointSink};
 pub use erased::{encode, DynSuite};
@@ -25,6 +26,7 @@ pub use ranks::RankRule;
 pub use suite::{
     Adaptive, Bench, Measure, ParamError, Sampled, Sampler, Schedule, Suite, SuiteError,
 };
+pub use work::{PointWork, Work};
 
 /// The largest message size a run may ask for.
 pub const MAX_MESSAGE_SIZE: u64 = 1 << 30;

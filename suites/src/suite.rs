@@ -14,6 +14,7 @@ use transports::TransportError;
 pub use crate::options::ParamError;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
+use crate::work::Work;
 
 /// Why a suite failed while running.
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +162,21 @@ pub trait Suite: Sync + 'static {
     }
     fn layout(&self, params: &Self::Params) -> Layout;
     fn schedule(&self, params: &Self::Params) -> Schedule;
+    /// The parameters of a first look (`fabbench run --quick`): fewer iterations, what the
+    /// user set explicitly kept; None (the default) for a suite that has no quicker form.
+    fn quick(&self, _params: &Self::Params) -> Option<Self::Params> {
+        None
+    }
+    /// The communication a run at `ranks` ranks asks for, when known before it runs (the
+    /// runner's estimate of its length); None by default.
+    fn work(&self, _params: &Self::Params, _ranks: usize) -> Option<Work> {
+        None
+    }
+    /// The option that lengthens a timed section that was too short to measure (`-i`,
+    /// `--class A`), for the warning that says so; None when the suite has none.
+    fn longer(&self) -> Option<&'static str> {
+        None
+    }
     /// This rank's bench for a run (allocates what every point needs).
     fn start<'c>(
         &'c self,

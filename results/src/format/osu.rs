@@ -182,13 +182,23 @@ pub fn row_multi(
 /// The comment line naming fabbench, the fabric and the settings in force.
 fn comment_line(run: &Run, suite: &str, f: &FabricRun) -> String {
     format!(
-        "# fabbench {} {suite}: fabric {} ({}), {} ranks; {}\n",
+        "# fabbench {} {suite}: fabric {} ({}), {} ranks{}; {}\n",
         run.manifest.fabbench_version,
         f.fabric,
         f.kind.words(),
         f.ranks,
+        quick_words(run),
         f.settings_line
     )
+}
+
+/// What the header says of a `--quick` run, so a first look is never taken for a full one.
+fn quick_words(run: &Run) -> &'static str {
+    if run.manifest.quick {
+        ", quick (a tenth of the iterations)"
+    } else {
+        ""
+    }
 }
 
 /// Whether a run prints one table per series as it goes (one fabric) rather than one table
@@ -244,8 +254,10 @@ fn combined_tables(run: &Run) -> String {
             continue;
         };
         let mut comment = format!(
-            "# fabbench {} {suite}: {} ranks; a column per fabric\n",
-            run.manifest.fabbench_version, first.ranks
+            "# fabbench {} {suite}: {} ranks{}; a column per fabric\n",
+            run.manifest.fabbench_version,
+            first.ranks,
+            quick_words(run)
         );
         for f in &run.manifest.fabrics {
             comment.push_str(&format!(

@@ -152,6 +152,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
     Ok(Run {
         manifest: Manifest {
             partial: None,
+            quick: false,
             schema_version: 0,
             fabbench_version: m.fabbench_version,
             git_revision: m.git_revision,

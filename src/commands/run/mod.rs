@@ -82,6 +82,12 @@ pub struct RunArgs {
     /// Also draw the suites' charts (SVG) into the run directory's plots/
     #[arg(long)]
     pub plot: bool,
+
+    /// A first look: a tenth of the OSU tests' iterations and warm-up over their default
+    /// sizes (1 B to 4 MiB); an explicit -m, -i or -x wins. Other suites run as given. The
+    /// output and manifest say the run was quick
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// `-n`'s rank counts: one, or several for a scaling run.
@@ -209,8 +215,14 @@ fn execute(
     match plan.role() {
         Role::Worker { .. } => Ok(runner::run_worker(&plan)?),
         Role::Frontend => {
+            for line in runner::advice::before(std::slice::from_ref(&plan), Some(&args.out.out)) {
+                eprintln!("{line}");
+            }
             signals::install();
             let run = runner::run_until(&plan, &mut Terminal::new(), &signals::INTERRUPTED)?;
+            for line in runner::advice::short_points(&run) {
+                eprintln!("{line}");
+            }
             if !args.plot {
                 return Ok(());
             }

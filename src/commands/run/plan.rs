@@ -34,7 +34,8 @@ pub fn plan(
         .via(args.via.as_deref())
         .bootstrap(args.bootstrap.as_deref())
         .mpirun(&args.mpirun)
-        .out(&args.out.out);
+        .out(&args.out.out)
+        .quick(args.quick);
     match count {
         Some((n, out)) => b = b.ranks(n).out(out).tag(&format!("n{n}")),
         None => {

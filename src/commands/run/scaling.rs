@@ -45,6 +45,9 @@ pub fn run(
         })
         .collect::<Result<Vec<Plan>, _>>()
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    for line in runner::advice::before(&plans, Some(&args.out.out)) {
+        eprintln!("{line}");
+    }
     signals::install();
     let announce = |plan: &Plan| {
         eprintln!("# scaling: {} ranks", plan.ranks);
@@ -62,6 +65,9 @@ pub fn run(
                 Failure::from(e.error)
             })?;
     let dir = &scaling.dir;
+    for line in scaling.runs.iter().flat_map(runner::advice::short_points) {
+        eprintln!("{line}");
+    }
     let refs: Vec<&results::Run> = scaling.runs.iter().collect();
     let rows = results::scaling::rows(&refs);
     let text = results::scaling::text(&rows);

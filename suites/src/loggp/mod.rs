@@ -28,6 +28,7 @@ use transports::comm::Comm;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{ParamError, Schedule, Suite, SuiteError};
+use crate::work::{PointWork, Work};
 
 /// The loggp suite.
 pub struct Loggp;
@@ -84,6 +85,35 @@ impl Suite for Loggp {
             tail_at: Vec::new(),
             validation: p.validate,
         }
+    }
+
+    fn work(&self, p: &LoggpParams, _ranks: usize) -> Option<Work> {
+        let sizes = p.size_list();
+        let points = p
+            .patterns
+            .iter()
+            .flat_map(|&pat| sizes.iter().map(move |&s| (pat, s)))
+            .map(|(pat, size)| {
+                let (timed, warmup) = p.counts(pat, size);
+                let n = timed + warmup;
+                // The stream sends a window and its acknowledgement; the other patterns a
+                // message each way (the overheads' delays are left out: an estimate).
+                let (messages, bytes) = match pat {
+                    Pattern::Stream => (p.window + 1, p.window * size + 1),
+                    _ => (2, 2 * size),
+                };
+                PointWork {
+                    iterations: n,
+                    messages: n * messages,
+                    bytes: n * bytes,
+                }
+            })
+            .collect();
+        Some(Work { points })
+    }
+
+    fn longer(&self) -> Option<&'static str> {
+        Some("-i N (more timed iterations)")
     }
 
     fn schedule(&self, p: &LoggpParams) -> Schedule {

@@ -130,6 +130,10 @@ impl Suite for NbodySuite {
         })
     }
 
+    fn longer(&self) -> Option<&'static str> {
+        Some("--bodies N (more bodies)")
+    }
+
     fn schedule(&self, p: &NbodyParams) -> Schedule {
         Schedule::Fixed(vec![key(p)])
     }

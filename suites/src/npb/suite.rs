@@ -229,6 +229,10 @@ impl Suite for Npb {
         })
     }
 
+    fn longer(&self) -> Option<&'static str> {
+        Some("--class A (a larger problem; S < W < A < B < C)")
+    }
+
     fn schedule(&self, p: &NpbParams) -> Schedule {
         Schedule::Fixed(p.kernels.iter().map(|k| key(k, p.class)).collect())
     }

@@ -27,6 +27,10 @@ impl OsuTest for Bibw {
         Metric::bandwidth_mbs((2 * size * window) as f64)
     }
 
+    fn traffic(size: u64, window: u64) -> (u64, u64) {
+        (2 * window, 2 * window * size)
+    }
+
     #[inline]
     fn iteration(io: &mut Io<'_>, _i: u64) -> Result<(), SuiteError> {
         let (comm, n, window, peer) = (io.comm, io.n, io.window, io.peer);

@@ -32,6 +32,10 @@ impl OsuTest for Bw {
         Metric::bandwidth_mbs((size * window) as f64)
     }
 
+    fn traffic(size: u64, window: u64) -> (u64, u64) {
+        (window + 1, window * size + 1)
+    }
+
     #[inline]
     fn iteration(io: &mut Io<'_>, i: u64) -> Result<(), SuiteError> {
         let (comm, n, window) = (io.comm, io.n, io.window);

@@ -28,6 +28,10 @@ impl OsuTest for Latency {
         Metric::latency_us(2.0)
     }
 
+    fn traffic(size: u64, _window: u64) -> (u64, u64) {
+        (2, 2 * size)
+    }
+
     #[inline]
     fn iteration(io: &mut Io<'_>, _i: u64) -> Result<(), SuiteError> {
         let (comm, n, peer) = (io.comm, io.n, io.peer);

@@ -29,6 +29,7 @@ use crate::buffer::AlignedBuf;
 use crate::options::{OptionDef, SuiteArgs};
 use crate::ranks::RankRule;
 use crate::suite::{Bench, Measure, ParamError, Schedule, Suite, SuiteError};
+use crate::work::{PointWork, Work};
 use crate::MAX_MESSAGE_SIZE;
 
 /// OSU's boundary between small and large messages: sizes above it use the large rule.
@@ -37,6 +38,9 @@ pub const LARGE_MESSAGE_SIZE: u64 = 8192;
 pub const DEFAULT_MAX_SIZE: u64 = 1 << 22;
 /// OSU's default bw/bibw window.
 pub const DEFAULT_WINDOW: u64 = 64;
+/// How much fewer iterations `--quick` runs: enough for a first look at a curve's shape, a
+/// tenth of the time.
+pub const QUICK_DIVISOR: u64 = 10;
 /// OSU prints this version in its headers; fabbench reproduces 7.4's semantics.
 pub const OSU_VERSION: &str = "v7.4";
 
@@ -57,13 +61,18 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// (timed iterations, warm-up iterations) for `size`, with `-i`/`-x` overriding both.
+    /// (timed iterations, warm-up iterations) for `size`, with `-i`/`-x` overriding both;
+    /// `--quick` takes a tenth of the rule's counts (an explicit `-i`/`-x` still wins).
     pub fn for_size(&self, size: u64, p: &OsuParams) -> (u64, u64) {
-        let (i, s) = if size > LARGE_MESSAGE_SIZE {
+        let (mut i, mut s) = if size > LARGE_MESSAGE_SIZE {
             (self.large_iters, self.large_skip)
         } else {
             (self.small_iters, self.small_skip)
         };
+        if p.quick {
+            i = (i / QUICK_DIVISOR).max(1);
+            s /= QUICK_DIVISOR;
+        }
         (p.iterations.unwrap_or(i), p.warmup.unwrap_or(s))
     }
 }
@@ -144,6 +153,9 @@ pub trait OsuTest: 'static {
     fn metric(size: u64, window: u64) -> Metric;
     /// One timed iteration.
     fn iteration(io: &mut Io<'_>, i: u64) -> Result<(), SuiteError>;
+    /// (messages, payload bytes) one iteration sends, over both ranks, at `size` with
+    /// `window` messages per window (the runner's estimate).
+    fn traffic(size: u64, window: u64) -> (u64, u64);
 }
 
 /// A registered OSU suite; `T` says which.
@@ -290,6 +302,35 @@ impl<T: OsuTest> Suite for Osu<T> {
                 .map(PointKey::size)
                 .collect(),
         )
+    }
+
+    fn quick(&self, p: &OsuParams) -> Option<OsuParams> {
+        Some(OsuParams {
+            quick: true,
+            ..p.clone()
+        })
+    }
+
+    fn work(&self, p: &OsuParams, _ranks: usize) -> Option<Work> {
+        let window = p.window.unwrap_or(DEFAULT_WINDOW);
+        let points = sizes(T::MIN_SIZE, p)
+            .into_iter()
+            .map(|size| {
+                let (timed, warmup) = T::RULE.for_size(size, p);
+                let n = timed + warmup;
+                let (messages, bytes) = T::traffic(size, window);
+                PointWork {
+                    iterations: n,
+                    messages: n * messages,
+                    bytes: n * bytes,
+                }
+            })
+            .collect();
+        Some(Work { points })
+    }
+
+    fn longer(&self) -> Option<&'static str> {
+        Some("-i N (more timed iterations)")
     }
 
     fn start<'c>(

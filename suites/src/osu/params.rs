@@ -33,6 +33,10 @@ pub struct OsuParams {
     /// library callers (autotune measures between powers of two when it refines a threshold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_list: Option<Vec<u64>>,
+    /// `fabbench run --quick`: a tenth of OSU's iterations and warm-up for every size (at
+    /// least one timed iteration); an explicit `-i` or `-x` still wins.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quick: bool,
 }
 
 /// The most timed (and warm-up) iterations per size: ten million samples are 80 MB on rank 0
@@ -139,6 +143,7 @@ impl OsuParams {
             tail: args.flag("tail-lat"),
             tail_at: tail_percentiles(args.get("tail-lat").unwrap_or(""))?,
             size_list: None,
+            quick: false,
         })
     }
 }
@@ -254,6 +259,7 @@ mod tests {
                 tail: false,
                 tail_at: Vec::new(),
                 size_list: None,
+                quick: false,
             }
         );
         a.set("tail-lat", "50,95");

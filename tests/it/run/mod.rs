@@ -4,6 +4,7 @@
 
 mod byte_order;
 mod emulated;
+mod estimates;
 mod files;
 mod hdrhistogram_java;
 mod kernels;
