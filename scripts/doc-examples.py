@@ -63,6 +63,7 @@ RUN_ELSEWHERE = {
     "cargo install --path report-cli": "installs into ~/.cargo/bin and rebuilds polars (10-17 min); .ci/run builds the same package",
     "scripts/ci-perf.sh --preset emulated --baseline .ci/perf/emulated": ".ci/run's emulated performance gate",
     "scripts/ci-perf.sh --preset shm --baseline .ci/perf/shm --advisory": ".ci/run's advisory shm comparison",
+    "cargo build --release && scripts/reframe-check.sh": ".ci/run's ReFrame step",
     # docs/characterise.md's worked example is the paper-fit test's own command line.
     "fabbench calibrate --fabric rapidio --from tests/data/rapidio-paper.csv --set rapidio.dq_channels=on"
     " --params send_overhead_ns,recv_overhead_ns,latency_ns,copy_mbps,dq_message_ns,dq_program_ns,dq_ring_entries,eager_limit"
