@@ -1,7 +1,8 @@
 //! How `--by` turns the runs' fabrics into the report's columns and their labels. Every fabric
 //! of every run is one column (a column never merges two); `--by` only decides what its label
-//! says: the fabric, the run, or the tunable settings that tell the columns apart. Labels are
-//! made unique here, so every later step can key on them.
+//! says: the fabric, the run, or the tunable settings that tell the columns apart, and, when
+//! the columns ran on different numbers of ranks (a scaling run's `-n 1,2,4`), the count as
+//! ` n=4`. Labels are made unique here, so every later step can key on them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,6 +42,8 @@ pub struct Column {
     /// Its run ended before its last point.
     pub partial: bool,
     pub fabric: String,
+    /// How many ranks the fabric ran on.
+    pub ranks: usize,
     /// "native", "emulated, virtual time" or "mpi".
     pub kind: String,
     pub host: String,
@@ -72,6 +75,7 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
                 run_id: input.run_id().to_string(),
                 partial: input.partial(),
                 fabric: f.fabric.clone(),
+                ranks: f.ranks,
                 kind: f.kind.words().to_string(),
                 host: input.host().to_string(),
                 start_time: input.start_time().to_string(),
@@ -79,13 +83,19 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
             })
         })
         .collect();
+    let counts_differ = cols.iter().any(|c| c.ranks != cols[0].ranks);
     let labels = match by {
-        By::Fabric => fabric_labels(inputs, &cols),
+        By::Fabric => fabric_labels(inputs, &cols, counts_differ),
         By::Run => run_labels(inputs, &cols),
-        By::Tunable => tunable_labels(inputs, &cols)?,
+        By::Tunable => tunable_labels(inputs, &cols, counts_differ)?,
     };
     for (c, l) in cols.iter_mut().zip(labels) {
-        c.label = l;
+        // The count only where it differs, so a report of runs on one count reads as before.
+        c.label = match (counts_differ, l.is_empty()) {
+            (false, _) => l,
+            (true, true) => format!("n={}", c.ranks),
+            (true, false) => format!("{l} n={}", c.ranks),
+        };
     }
     make_unique(&mut cols);
     Ok(cols)
@@ -116,15 +126,19 @@ fn run_names(inputs: &Inputs) -> Vec<String> {
         .collect()
 }
 
-fn fabric_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
+/// The fabric, and its run when the fabric is in several runs. When the rank counts differ the
+/// count (added by the caller) already tells a scaling run's columns apart, so the run is named
+/// only for a fabric in several runs at the same count.
+fn fabric_labels(inputs: &Inputs, cols: &[Column], counts_differ: bool) -> Vec<String> {
     let names = run_names(inputs);
-    let mut runs_of: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    let key = |c: &Column| (c.fabric.clone(), if counts_differ { c.ranks } else { 0 });
+    let mut runs_of: BTreeMap<(String, usize), BTreeSet<usize>> = BTreeMap::new();
     for c in cols {
-        runs_of.entry(&c.fabric).or_default().insert(c.input);
+        runs_of.entry(key(c)).or_default().insert(c.input);
     }
     cols.iter()
         .map(|c| {
-            if runs_of[c.fabric.as_str()].len() > 1 {
+            if runs_of[&key(c)].len() > 1 {
                 format!("{}@{}", c.fabric, names[c.input])
             } else {
                 c.fabric.clone()
@@ -147,7 +161,13 @@ fn run_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
         .collect()
 }
 
-fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, ReportError> {
+/// The tunables that differ between columns of one fabric. Runs that differ only in their rank
+/// count are told apart by it (the caller adds ` n=4`), so they are no error.
+fn tunable_labels(
+    inputs: &Inputs,
+    cols: &[Column],
+    counts_differ: bool,
+) -> Result<Vec<String>, ReportError> {
     let runs: Vec<Option<&FabricRun>> = cols
         .iter()
         .map(|c| inputs.get(c.input).run.fabric(&c.fabric))
@@ -168,7 +188,7 @@ fn tunable_labels(inputs: &Inputs, cols: &[Column]) -> Result<Vec<String>, Repor
             results::model::differing_tunables(&same)
         })
         .collect();
-    if differing.is_empty() {
+    if differing.is_empty() && !counts_differ {
         return Err(ReportError::NothingDiffers {
             columns: cols.len(),
         });
@@ -432,6 +452,50 @@ mod tests {
                 "eager_limit=4KiB"
             ]
         );
+    }
+
+    /// `run` with every fabric on `n` ranks.
+    fn on(mut r: results::Run, n: usize) -> results::Run {
+        for f in &mut r.manifest.fabrics {
+            f.ranks = n;
+        }
+        r
+    }
+
+    #[test]
+    fn labels_name_the_rank_count_only_when_the_counts_differ() {
+        // A scaling run's three counts: the count tells the columns apart, whatever --by says.
+        let scaling = Inputs::new(vec![
+            ("a".into(), on(run("A", &["shm"], &[]), 1)),
+            ("b".into(), on(run("B", &["shm"], &[]), 2)),
+            ("c".into(), on(run("C", &["shm"], &[]), 4)),
+        ])
+        .unwrap();
+        assert_eq!(
+            labels(&scaling, By::Fabric),
+            ["shm n=1", "shm n=2", "shm n=4"]
+        );
+        assert_eq!(labels(&scaling, By::Run), ["A n=1", "B n=2", "C n=4"]);
+        assert_eq!(labels(&scaling, By::Tunable), ["n=1", "n=2", "n=4"]);
+        // Two runs at one count still name their runs; the third's count is enough.
+        let inputs = Inputs::new(vec![
+            ("a".into(), on(run("A", &["shm", "tcp"], &[]), 2)),
+            ("b".into(), on(run("B", &["shm"], &[]), 2)),
+            ("c".into(), on(run("C", &["shm"], &[]), 4)),
+        ])
+        .unwrap();
+        assert_eq!(
+            labels(&inputs, By::Fabric),
+            ["shm@A n=2", "tcp n=2", "shm@B n=2", "shm n=4"]
+        );
+        // Every run on the same count: the labels the other tests pin, without a count.
+        let same = Inputs::new(vec![
+            ("a".into(), on(run("A", &["shm"], &[]), 4)),
+            ("b".into(), on(run("B", &["shm"], &[]), 4)),
+        ])
+        .unwrap();
+        assert_eq!(labels(&same, By::Fabric), ["shm@A", "shm@B"]);
+        assert_eq!(labels(&same, By::Run), ["A", "B"]);
     }
 
     #[test]

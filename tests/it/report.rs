@@ -337,6 +337,62 @@ fn by_tunable_labels_are_the_settings_that_differ() {
 }
 
 #[test]
+fn a_scaling_runs_columns_name_their_rank_counts() {
+    let out = scratch("report-scaling");
+    {
+        let _g = serial();
+        let o = std::process::Command::new(bin())
+            .args([
+                "run", "npb", "--kernel", "ep", "-n", "1,2,4", "--fabric", "rapidio",
+            ])
+            .args(["--out", s(&out)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let scaling = dirs(&out).remove(0);
+    // Each count's run directory (SCALING/nN/RUN_ID) and its Mop/s from its summary.csv.
+    let mops = |n: usize| -> f64 {
+        let run = dirs(&scaling.join(format!("n{n}"))).remove(0);
+        let mut r = csv::Reader::from_path(run.join("summary.csv")).unwrap();
+        let h = r.headers().unwrap().clone();
+        let at = |name: &str| h.iter().position(|x| x == name).unwrap();
+        let (metric, value) = (at("metric"), at("value"));
+        r.records()
+            .map(Result::unwrap)
+            .find(|rec| &rec[metric] == "mops")
+            .unwrap()[value]
+            .parse()
+            .unwrap()
+    };
+    let o = report(&[s(&scaling), "--format", "csv"]);
+    ok(&o);
+    let (header, rows) = parse_csv(&stdout(&o));
+    assert_eq!(header[5..], ["rapidio n=1", "rapidio n=2", "rapidio n=4"]);
+    // Each column holds its own count's numbers, not another's.
+    let row = rows.iter().find(|r| r["metric"] == "mops").unwrap();
+    for n in [1, 2, 4] {
+        assert_eq!(
+            float(&row[&format!("rapidio n={n}")]),
+            Some(mops(n)),
+            "n={n}"
+        );
+    }
+    // --by run names each run, and the count after it; --by tunable, where no setting
+    // differs, the count alone.
+    let o = report(&[s(&scaling), "--by", "run", "--format", "csv"]);
+    ok(&o);
+    let (header, _) = parse_csv(&stdout(&o));
+    for (label, n) in header[5..].iter().zip([1, 2, 4]) {
+        assert!(label.ends_with(&format!(" n={n}")), "{header:?}");
+    }
+    let o = report(&[s(&scaling), "--by", "tunable", "--format", "csv"]);
+    ok(&o);
+    let (header, _) = parse_csv(&stdout(&o));
+    assert_eq!(header[5..], ["n=1", "n=2", "n=4"]);
+}
+
+#[test]
 fn the_text_table_has_a_legend_and_a_table_per_suite() {
     let r = runs();
     // Columns are named by label, runs by id.

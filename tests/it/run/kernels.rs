@@ -323,3 +323,102 @@ fn a_scaling_directory_reports_as_the_runs_inside_it() {
         "{text}"
     );
 }
+
+#[test]
+fn an_npb_run_ends_with_a_summary_row_per_kernel_and_writes_it_as_csv() {
+    let _s = serial();
+    let r = run(
+        "npb-summary",
+        &["run", "npb", "--kernel", "ep,is", "-n", "2"],
+    );
+    let dir = r.ok().to_path_buf();
+    let out = r.stdout();
+    // The table is the last thing printed: its title, the header, a row per kernel.
+    let at = out
+        .rfind("\n# NPB summary\n")
+        .unwrap_or_else(|| panic!("no summary in\n{out}"));
+    let lines: Vec<&str> = out[at..].lines().skip(2).collect();
+    let cells = |l: &str| -> Vec<String> {
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        cells(lines[0]),
+        [
+            "kernel",
+            "class",
+            "fabric",
+            "ranks",
+            "time (s)",
+            "Mop/s",
+            "verified",
+            "comm share"
+        ]
+    );
+    let printed: Vec<Vec<String>> = lines[1..].iter().map(|l| cells(l)).collect();
+    // npb-summary.csv holds the same rows in full, and its numbers are the run's records.
+    let mut csv = csv::Reader::from_path(dir.join("npb-summary.csv")).unwrap();
+    assert_eq!(
+        csv.headers().unwrap(),
+        vec![
+            "kernel",
+            "class",
+            "fabric",
+            "ranks",
+            "time_s",
+            "mops",
+            "verified",
+            "comm_share"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
+    let kernels: Vec<&str> = rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(kernels, ["ep", "is"]);
+    assert_eq!(printed.len(), rows.len(), "{out}");
+    let records = r.summary();
+    let record = |kernel: &str, metric: &str| -> f64 {
+        let params = format!("class=S;kernel={kernel}");
+        records
+            .iter()
+            .find(|x| x[5] == *params && &x[6] == metric)
+            .unwrap_or_else(|| panic!("{kernel} {metric}"))[8]
+            .parse()
+            .unwrap()
+    };
+    for (row, shown) in rows.iter().zip(&printed) {
+        let k = &row[0];
+        let num = |i: usize| -> f64 { row[i].parse().unwrap() };
+        assert_eq!(
+            [&row[1], &row[2], &row[3], &row[6]],
+            ["S", "shm", "2", "true"]
+        );
+        assert_eq!(num(4), record(k, "time"), "{k} time");
+        assert_eq!(num(5), record(k, "mops"), "{k} Mop/s");
+        let (compute, comm) = (record(k, "compute"), record(k, "comm"));
+        assert!(
+            (num(7) - comm / (compute + comm)).abs() < 1e-9,
+            "{k} comm share"
+        );
+        let want = [
+            k.to_string(),
+            "S".into(),
+            "shm".into(),
+            "2".into(),
+            format!("{:.4}", num(4)),
+            format!("{:.2}", num(5)),
+            "yes".into(),
+            format!("{:.1}%", num(7) * 100.0),
+        ];
+        assert_eq!(
+            shown[..],
+            want,
+            "{k}: the printed row and the csv row differ"
+        );
+    }
+    // npb.txt ends with the same table.
+    let text = std::fs::read_to_string(dir.join("npb.txt")).unwrap();
+    assert!(text.ends_with(&out[at..]), "{text}");
+}

@@ -134,3 +134,70 @@ fn shm_runs_print_the_same_layout_as_before() {
         assert_eq!(l.len(), 30, "{l:?}");
     }
 }
+
+/// Where each whitespace-separated word of `line` ends (byte offsets).
+fn word_ends(line: &str) -> Vec<usize> {
+    let mut ends = Vec::new();
+    for (i, c) in line.char_indices() {
+        let next_blank = line[i + c.len_utf8()..]
+            .chars()
+            .next()
+            .is_none_or(|n| n == ' ');
+        if c != ' ' && next_blank {
+            ends.push(i + c.len_utf8());
+        }
+    }
+    ends
+}
+
+#[test]
+fn a_column_per_fabric_keeps_its_labels_apart_and_over_their_numbers() {
+    let _g = serial();
+    let fabrics = ["rapidio", "bxi"];
+    let got = printed(
+        "latency-rapidio+bxi",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "rapidio,bxi",
+            "-m",
+            "1:8",
+            "-i",
+            "5",
+            "-x",
+            "1",
+        ],
+    );
+    let header = got
+        .lines()
+        .find(|l| l.starts_with("# Size"))
+        .unwrap_or_else(|| panic!("no header in\n{got}"));
+    // Each label's span in the header, "# Size" first.
+    let mut spans = vec![(0, "# Size".len())];
+    for f in fabrics {
+        let label = format!("{f} Avg Latency(us)");
+        let at = header
+            .find(&label)
+            .unwrap_or_else(|| panic!("{label:?} not in {header:?}"));
+        spans.push((at, at + label.len()));
+    }
+    assert_eq!(spans.last().unwrap().1, header.len(), "{header:?}");
+    for w in spans.windows(2) {
+        let gap = header.get(w[0].1..w[1].0).unwrap_or_default();
+        assert!(
+            !gap.is_empty() && gap.chars().all(|c| c == ' '),
+            "labels run together: {header:?}"
+        );
+    }
+    // Every row's numbers end where their column's label ends.
+    let label_ends: Vec<usize> = spans[1..].iter().map(|s| s.1).collect();
+    let rows: Vec<&str> = got
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(rows.len(), 4, "sizes 1 to 8:\n{got}");
+    for row in rows {
+        assert_eq!(word_ends(row)[1..], label_ends, "\n{header}\n{row}");
+    }
+}
