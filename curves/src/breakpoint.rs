@@ -93,10 +93,12 @@ pub struct Analysis {
     /// disturbed measurement, or a packet-boundary blip (RapidIO's 256-byte segments make a
     /// notch every 256 bytes), not a change of protocol. The segments are fitted without them.
     pub off_line: Vec<u64>,
-    /// Sizes that made a segment of one point between two different lines (or at an end):
+    /// Sizes that made a segment of one point at an end of the curve (size 0 on its own, say):
     /// one size fits any line, so it is no evidence of a protocol, and its "segment" would
-    /// have no slope to give. Set aside like the blips, so the switch on either side of it
-    /// becomes one switch spanning it; more sizes measured there would tell what it is.
+    /// have no slope to give. Set aside like the blips, so the curve starts or ends with the
+    /// switch beside it; more sizes measured there would tell what it is. A one-size segment
+    /// between two different lines stays: both its switches are real (Hyperlink's 8 KiB,
+    /// between the eager and the DMA lines).
     pub lone: Vec<u64>,
 }
 
@@ -118,10 +120,12 @@ pub fn analyse(points: &[(u64, f64)], tol: Tolerance) -> Result<Analysis, CurveE
             kept.retain(|(s, _)| !blips.contains(s));
             continue;
         }
+        let last = segs.len().saturating_sub(1);
         let single: Vec<u64> = if segs.len() > 1 {
             segs.iter()
-                .filter(|s| s.points == 1)
-                .map(|s| s.from)
+                .enumerate()
+                .filter(|(i, s)| s.points == 1 && (*i == 0 || *i == last))
+                .map(|(_, s)| s.from)
                 .collect()
         } else {
             Vec::new()

@@ -165,12 +165,19 @@ fn a_saw_tooth_of_blips_is_not_a_hundred_switches() {
     let a = analyse(&points, Tolerance::default()).unwrap();
     assert!(a.breakpoints.is_empty(), "{:#?}", a.breakpoints);
     assert_eq!(a.off_line.len(), 31);
-    // one size between two different lines is not a blip: it is set aside as lone, and the
-    // switches on its two sides become one
+    // a genuine short regime between two different lines stays a switch on either side
     let found = analyse(&hyperlink_logscale(), Tolerance::default()).unwrap();
-    assert_eq!(found.breakpoints.len(), 2);
+    assert_eq!(found.breakpoints.len(), 3);
     assert!(found.off_line.is_empty());
-    assert_eq!(found.lone, [8192]);
+    assert!(found.lone.is_empty());
+    // one size at an end of the curve fits any line: it is set aside, not a segment
+    let mut leading = vec![(0u64, 40.0)];
+    leading.extend(curve((1..=16).map(|k| k * 1024), |s| {
+        1.0 + s as f64 / 1000.0
+    }));
+    let found = analyse(&leading, Tolerance::default()).unwrap();
+    assert_eq!(found.lone, [0], "{found:#?}");
+    assert!(found.breakpoints.is_empty(), "{found:#?}");
 }
 
 /// A 33-point line with its middle point `off` (a fraction) above it.
@@ -377,14 +384,14 @@ fn hyperlink_logscale() -> Vec<(u64, f64)> {
 fn a_boundary_point_joins_the_segment_that_predicts_it() {
     let found = breakpoints(&hyperlink_logscale(), Tolerance::default()).unwrap();
     let ranges: Vec<(u64, u64)> = found.iter().map(|b| (b.after, b.before)).collect();
-    // eager to DMA (8192, the one size of rendezvous by copy, set aside), then fragmenting
-    assert_eq!(ranges, vec![(4096, 16384), (65536, 131072)]);
+    // eager to rendezvous, rendezvous to DMA (8192 alone between them), then fragmenting
+    assert_eq!(ranges, vec![(4096, 8192), (8192, 16384), (65536, 131072)]);
     assert_eq!(found[0].kind, Kind::Jump);
     // 11.5 us + size/403 MB/s and 81.8 us + size/702 MB/s cross at about 66 KB, inside
     // (65536, 131072]: the time need not step there, though the lines are 68 us apart at
     // 131072
-    assert_eq!(found[1].kind, Kind::Slope, "{:#?}", found[1]);
-    assert!(found[1].step_us < -60.0, "{:#?}", found[1]);
+    assert_eq!(found[2].kind, Kind::Slope, "{:#?}", found[2]);
+    assert!(found[2].step_us < -60.0, "{:#?}", found[2]);
     assert!(close(found[0].left.latency_us, 3.15, 1e-6));
     assert!(close(found[0].left.bandwidth_mbs.unwrap(), 177.0, 1e-6));
 }

@@ -102,10 +102,17 @@ fn a_run_written_before_schema_versions_is_rebuilt_whole() {
             run.series.iter().all(|s| s.points.len() == points),
             "{name}"
         );
-        // The text rebuilt from the samples, layouts and settings is what that run printed.
+        // The text rebuilt from the samples, layouts and settings is what that run printed,
+        // word for word: the table with a column per fabric has since widened its columns so
+        // its labels stand apart, and only the spaces between words differ.
+        let words = |t: &str| -> Vec<Vec<String>> {
+            t.lines()
+                .map(|l| l.split_whitespace().map(str::to_string).collect())
+                .collect()
+        };
         assert_eq!(
-            results::format::osu::text(&run),
-            std::fs::read_to_string(dir.join("osu.txt")).unwrap(),
+            words(&results::format::osu::text(&run)),
+            words(&std::fs::read_to_string(dir.join("osu.txt")).unwrap()),
             "{name}: osu.txt"
         );
         // And the statistics agree with the summary it wrote.
