@@ -192,7 +192,6 @@ fn bxi_card_recovered_and_reproduced() {
 }
 
 #[test]
-#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
 fn hyperlink_card_recovered_and_reproduced() {
     let _g = serial();
     let out = scratch("characterise-hyperlink");
