@@ -159,21 +159,29 @@ mod tests {
 
     #[test]
     fn the_estimate_comes_once_priced_by_the_trials_after_the_first() {
-        struct Heard(std::cell::RefCell<Vec<(usize, usize)>>);
+        // (trials reported before the estimate, the estimate's count, its budget)
+        struct Heard(std::cell::RefCell<Vec<(usize, usize, usize)>>, Cell<usize>);
         impl Observer for Heard {
             fn stage(&self, _what: &str) {}
+            fn trial(&self, _t: &Tally) {
+                self.1.set(self.1.get() + 1);
+            }
             fn estimate(&self, t: &Tally, spent: Duration) {
                 assert!(t.elapsed <= spent);
-                self.0.borrow_mut().push((t.done, t.budget));
+                self.0.borrow_mut().push((self.1.get(), t.done, t.budget));
             }
         }
-        let heard = Heard(Default::default());
+        let heard = Heard(Default::default(), Cell::new(0));
         let p = Progress::new(&heard, Instant::now());
         p.set_budget(100);
         for _ in 0..20 {
             p.tried();
         }
-        assert_eq!(*heard.0.borrow(), [(PRICED, 99)]);
+        assert_eq!(
+            *heard.0.borrow(),
+            [(PRICED, PRICED, 99)],
+            "after the sixth trial"
+        );
         p.cost(3.0);
         p.cost(2.0);
         p.cost(5.0);

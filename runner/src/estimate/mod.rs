@@ -215,6 +215,7 @@ mod tests {
         assert_eq!(duration(42.2), "42 s");
         assert_eq!(duration(197.0), "3 min 20 s");
         assert_eq!(duration(180.0), "3 min");
+        assert_eq!(duration(3400.0), "56 min 40 s");
         assert_eq!(duration(7500.0), "2 h 5 min");
     }
 

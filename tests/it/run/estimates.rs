@@ -105,15 +105,25 @@ fn npb_class_s_scaling_on_shm_warns_of_short_sections_and_marks_them() {
     );
     let err = r.stderr();
     assert_eq!(r.code(), 0, "{err}");
+    // About a millisecond a section on a quiet host; under heavy load one count's sections
+    // can pass 10 ms, so the test asks for a warning at either count and its marked row.
+    let warned: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: npb on shm at -n "))
+        .collect();
     assert!(
-        err.contains("warning: npb on shm at -n 1, class=S kernel=mg: timed sections of")
-            && err.contains("use --class A"),
+        !warned.is_empty()
+            && warned
+                .iter()
+                .all(|l| l.contains("class=S kernel=mg: timed sections of")
+                    && l.ends_with("use --class A (a larger problem; S < W < A < B < C)")),
         "{err}"
     );
     let out = r.stdout();
     assert!(out.contains("# * timed sections under 10 ms"), "{out}");
     assert!(
-        out.lines().any(|l| l.starts_with("1 ") && l.contains('*')),
+        out.lines()
+            .any(|l| (l.starts_with("1 ") || l.starts_with("2 ")) && l.contains('*')),
         "{out}"
     );
 }

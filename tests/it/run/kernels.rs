@@ -229,7 +229,8 @@ fn a_list_of_rank_counts_writes_a_scaling_table() {
             "rate_unit",
             "speedup",
             "efficiency",
-            "comm_share"
+            "comm_share",
+            "short"
         ]
     );
     let rows: Vec<csv::StringRecord> = csv.records().map(|r| r.unwrap()).collect();
