@@ -6,7 +6,7 @@ use std::process::Command;
 use crate::common::*;
 
 /// Several seconds of osu_bw at large sizes on shm (the bar waits two before it shows).
-const LONG: &[&str] = &["run", "osu_bw", "-m", "1M:4M", "-i", "150", "-x", "2"];
+const LONG: &[&str] = &["run", "osu_bw", "-m", "1M:4M", "-i", "500", "-x", "2"];
 
 #[test]
 fn a_long_run_draws_a_bar_on_a_terminal_and_nothing_on_a_pipe() {
