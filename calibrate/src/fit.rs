@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::neldermead::NelderMead;
 
-use crate::budget::Progress;
 use crate::error::FitError;
 use crate::evaluate::{evaluate, Values};
 use crate::params::Free;
+use crate::progress::Progress;
 use crate::table::Target;
 
 /// The cost of a trial the fabric refused.

@@ -12,14 +12,15 @@ pub mod evaluate;
 pub mod fit;
 pub mod output;
 pub mod params;
+pub mod progress;
 pub mod table;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-pub use budget::{Observer, Tally};
 pub use error::{CalibrateError, FitError};
 use params::Free;
+pub use progress::{Observer, Tally};
 use table::Target;
 
 /// A calibration as a caller states it.
@@ -115,7 +116,7 @@ pub fn calibrate(
     observer: &dyn Observer,
 ) -> Result<Outcome, CalibrateError> {
     let started = std::time::Instant::now();
-    let tally = budget::Progress::new(observer, started);
+    let tally = progress::Progress::new(observer, started);
     let progress = |what: &str| observer.stage(what);
     let card = params::card_of(&req.fabric)?;
     let mut free = params::select(&card, req.params.as_deref())?;
