@@ -17,6 +17,17 @@ pub struct PointWork {
     pub bytes: u64,
 }
 
+impl PointWork {
+    /// `iterations` alike, each sending `messages` messages of `bytes` bytes in all.
+    pub fn repeated(iterations: u64, messages: u64, bytes: u64) -> PointWork {
+        PointWork {
+            iterations,
+            messages: iterations * messages,
+            bytes: iterations * bytes,
+        }
+    }
+}
+
 /// The communication a whole suite run asks for, point by point.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Work {

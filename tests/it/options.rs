@@ -43,27 +43,7 @@ fn every_command_that_writes_takes_dash_o() {
     // The quick ones, for real, on one small run made with -o.
     let _g = serial();
     let base = scratch("dash-o");
-    let results = base.join("results");
-    ok(&[
-        "run",
-        "osu_latency",
-        "-f",
-        "rapidio",
-        "-m",
-        "8",
-        "-i",
-        "4",
-        "-x",
-        "1",
-        "-o",
-        s(&results),
-    ]);
-    let run = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .expect("run -o made its run directory there");
+    let run = small_run(&base, "-o");
     let plots = base.join("plots");
     ok(&["plot", s(&run), "-o", s(&plots)]);
     assert!(filled(&plots), "plot -o wrote nothing");
@@ -75,10 +55,9 @@ fn every_command_that_writes_takes_dash_o() {
     assert!(table.is_file(), "report -o wrote no file");
 }
 
-#[test]
-fn old_spellings_still_parse() {
-    let _g = serial();
-    let base = scratch("old-spellings");
+/// A small emulated run written with `out_option` (`-o` or the old `--out`) into BASE/results:
+/// its run directory, which must be there.
+fn small_run(base: &std::path::Path, out_option: &str) -> std::path::PathBuf {
     let results = base.join("results");
     ok(&[
         "run",
@@ -91,15 +70,22 @@ fn old_spellings_still_parse() {
         "4",
         "-x",
         "1",
-        "--out",
+        out_option,
         s(&results),
     ]);
-    let run = std::fs::read_dir(&results)
+    std::fs::read_dir(&results)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.is_dir())
-        .expect("run --out made its run directory there");
+        .unwrap_or_else(|| panic!("run {out_option} made its run directory there"))
+}
+
+#[test]
+fn old_spellings_still_parse() {
+    let _g = serial();
+    let base = scratch("old-spellings");
+    let run = small_run(&base, "--out");
     let table = base.join("report.csv");
     ok(&["report", s(&run), "--format", "csv", "--output", s(&table)]);
     assert!(table.is_file(), "report --output wrote no file");

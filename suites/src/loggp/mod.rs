@@ -102,11 +102,7 @@ impl Suite for Loggp {
                     Pattern::Stream => (p.window + 1, p.window * size + 1),
                     _ => (2, 2 * size),
                 };
-                PointWork {
-                    iterations: n,
-                    messages: n * messages,
-                    bytes: n * bytes,
-                }
+                PointWork::repeated(n, messages, bytes)
             })
             .collect();
         Some(Work { points })

@@ -319,11 +319,7 @@ impl<T: OsuTest> Suite for Osu<T> {
                 let (timed, warmup) = T::RULE.for_size(size, p);
                 let n = timed + warmup;
                 let (messages, bytes) = T::traffic(size, window);
-                PointWork {
-                    iterations: n,
-                    messages: n * messages,
-                    bytes: n * bytes,
-                }
+                PointWork::repeated(n, messages, bytes)
             })
             .collect();
         Some(Work { points })
