@@ -153,20 +153,120 @@ fn nice_steps(lo: f64, hi: f64, want: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-/// The label of the tick at drawn position `t`.
-pub fn label(axis: &Axis, t: f64) -> String {
-    let v = value(axis.scale, t);
+/// The labels of an axis's ticks at drawn positions `ts`, written in one format for the whole
+/// axis and never two alike: a linear axis gives every label the decimals its step needs
+/// (1.000, 1.005, 1.010, not 1, 1, 1.01), a log axis writes every tick plainly or every tick
+/// as a power of ten (never 1000000 beside 1e8), and any labels still alike get more digits.
+pub fn labels(axis: &Axis, ts: &[f64]) -> Vec<String> {
+    let values: Vec<f64> = ts.iter().map(|&t| value(axis.scale, t)).collect();
     match axis.ticks {
-        Ticks::Bytes => bytes(v),
-        Ticks::Percent => percent(t),
-        Ticks::Number => number(v),
-        Ticks::Names => {
-            let k = t.round();
-            if (t - k).abs() > 1e-9 || k < 0.0 {
-                return String::new();
+        Ticks::Bytes => values.iter().map(|&v| bytes(v)).collect(),
+        Ticks::Percent => ts.iter().map(|&t| percent(t)).collect(),
+        Ticks::Names => ts
+            .iter()
+            .map(|&t| {
+                let k = t.round();
+                if (t - k).abs() > 1e-9 || k < 0.0 {
+                    return String::new();
+                }
+                axis.names.get(k as usize).cloned().unwrap_or_default()
+            })
+            .collect(),
+        Ticks::Number => numbers(axis.scale, &values),
+    }
+}
+
+/// Number labels in one format, unique.
+fn numbers(scale: Scale, values: &[f64]) -> Vec<String> {
+    let big = values.iter().any(|v| v.abs() >= 1e6);
+    let tiny = values.iter().any(|&v| v != 0.0 && v.abs() < 1e-3);
+    let unique = |v: &Vec<String>| {
+        let mut s = v.clone();
+        s.sort();
+        s.dedup();
+        s.len() == v.len()
+    };
+    if big || tiny {
+        // Powers of ten for the whole axis: 1e-4 ... 1e8, with a mantissa when ticks fall
+        // between decades (2e6, 5e6).
+        for digits in 0..6 {
+            let v: Vec<String> = values.iter().map(|&x| exponent(x, digits)).collect();
+            if unique(&v) {
+                return v;
             }
-            axis.names.get(k as usize).cloned().unwrap_or_default()
         }
+        return values.iter().map(|&x| exponent(x, 6)).collect();
+    }
+    match scale {
+        Scale::Linear => {
+            // The decimals the step needs, the same for every label.
+            let step = values
+                .windows(2)
+                .map(|w| (w[1] - w[0]).abs())
+                .filter(|d| *d > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            let mut decimals = if step.is_finite() {
+                (-step.log10() - 1e-9).ceil().max(0.0) as usize
+            } else {
+                0
+            };
+            loop {
+                let v: Vec<String> = values.iter().map(|&x| fixed(x, decimals)).collect();
+                if unique(&v) || decimals >= 9 {
+                    return v;
+                }
+                decimals += 1;
+            }
+        }
+        Scale::Log2 => values.iter().map(|&v| power_of_two(v)).collect(),
+        _ => {
+            let v: Vec<String> = values.iter().map(|&x| number(x)).collect();
+            if unique(&v) {
+                v
+            } else {
+                values.iter().map(|&x| format!("{x}")).collect()
+            }
+        }
+    }
+}
+
+/// `v` with `decimals` decimals; -0 written as 0.
+fn fixed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        s.trim_start_matches('-').to_string()
+    } else {
+        s
+    }
+}
+
+/// 1e6, 2.5e-4: a mantissa with up to `digits` decimals, trailing zeros dropped.
+fn exponent(v: f64, digits: usize) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let s = format!("{v:.digits$e}");
+    match s.split_once('e') {
+        Some((m, e)) if m.contains('.') => {
+            format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
+/// A power of two as people write it: 1, 2, 64, and below one 1/2, 1/32 (not 0.0312).
+fn power_of_two(v: f64) -> String {
+    if v >= 1.0 || v <= 0.0 {
+        return number(v);
+    }
+    let k = (1.0 / v).round();
+    if ((1.0 / v) - k).abs() < 1e-6 {
+        format!("1/{k}")
+    } else {
+        number(v)
     }
 }
 
@@ -232,11 +332,10 @@ mod tests {
         let t = ticks_for(&a, -0.5, 23.5);
         assert!(t.len() <= 11, "{t:?}");
         assert_eq!(*t.last().unwrap(), 23.0);
-        assert_eq!(label(&a, 23.0), "r23");
-        assert_eq!(label(&a, 3.5), "");
+        assert_eq!(labels(&a, &[23.0, 3.5]), ["r23", ""]);
         let few = Axis::named("revision", vec!["a".into(), "b".into(), "c".into()]);
         assert_eq!(ticks_for(&few, -0.1, 2.1), [0.0, 1.0, 2.0]);
-        assert_eq!(label(&few, 1.0), "b");
+        assert_eq!(labels(&few, &[1.0]), ["b"]);
         // Other axes keep their scale's rule.
         let lin = Axis::new("", Scale::Linear, Ticks::Number);
         assert_eq!(ticks_for(&lin, 0.0, 10.0), ticks(Scale::Linear, 0.0, 10.0));
@@ -254,11 +353,8 @@ mod tests {
     #[test]
     fn percentile_ticks_are_nines() {
         let a = Axis::new("", Scale::Percentile, Ticks::Percent);
-        let labels: Vec<String> = ticks(Scale::Percentile, 0.0, 3.2)
-            .into_iter()
-            .map(|t| label(&a, t))
-            .collect();
-        assert_eq!(labels, ["0%", "90%", "99%", "99.9%"]);
+        let l = labels(&a, &ticks(Scale::Percentile, 0.0, 3.2));
+        assert_eq!(l, ["0%", "90%", "99%", "99.9%"]);
     }
 
     #[test]
@@ -310,5 +406,36 @@ mod tests {
         let steps = ticks(Scale::Linear, lo, hi);
         assert_eq!(steps[0], 0.0);
         assert!(steps.len() <= 9);
+    }
+
+    #[test]
+    fn a_linear_axis_writes_every_label_with_the_decimals_its_step_needs() {
+        let a = Axis::new("", Scale::Linear, Ticks::Number);
+        let t = ticks(Scale::Linear, 0.9995, 1.0125);
+        let l = labels(&a, &t);
+        assert_eq!(l[0], "1.000", "{l:?}");
+        assert!(l.iter().all(|s| s.len() == 5), "{l:?}");
+        let mut u = l.clone();
+        u.dedup();
+        assert_eq!(u, l);
+        assert_eq!(labels(&a, &[0.0, 500.0, 1000.0]), ["0", "500", "1000"]);
+    }
+
+    #[test]
+    fn a_log_axis_over_a_million_writes_every_tick_as_a_power_of_ten() {
+        let a = Axis::new("", Scale::Log10, Ticks::Number);
+        let l = labels(&a, &[-1.0, 0.0, 3.0, 6.0, 8.0]);
+        assert_eq!(l, ["1e-1", "1e0", "1e3", "1e6", "1e8"]);
+        let l = labels(&a, &[-1.0, 0.0, 1.0, 2.0]);
+        assert_eq!(l, ["0.1", "1", "10", "100"]);
+    }
+
+    #[test]
+    fn powers_of_two_below_one_read_as_fractions() {
+        let a = Axis::new("", Scale::Log2, Ticks::Number);
+        assert_eq!(
+            labels(&a, &[-5.0, -1.0, 0.0, 3.0]),
+            ["1/32", "1/2", "1", "8"]
+        );
     }
 }

@@ -14,8 +14,11 @@ pub mod font;
 pub mod input;
 pub mod kinds;
 pub mod label;
+pub mod layout;
 pub mod output;
 pub mod render;
+pub mod rules;
+pub mod text;
 
 pub use error::PlotError;
 pub use figure::Figure;

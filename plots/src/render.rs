@@ -1,15 +1,18 @@
-//! Draws a [`Figure`] with plotters, as an SVG document or a PNG image. This is the only
-//! module that knows plotters: fonts, palette, margins, legend and tick rules are decided
-//! here once for every chart kind. Log axes are drawn linear over the logarithm with the
-//! ticks [`crate::axis`] chooses, so sizes read 1, 4K, 1M and percentiles 99.9 %.
+//! Paints a figure's [`layout`](crate::layout) with plotters, as an SVG document or a PNG
+//! image. This module and [`crate::text`] are the only ones that know plotters; where
+//! everything goes (ranges, ticks, labels, legend) was decided by the layout, so here is only
+//! how it looks: one palette, one font, grid lines at the kept ticks, data drawn in pixel
+//! coordinates (log axes already placed by [`crate::axis`]).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::FontTransform;
 
 use crate::axis;
 use crate::error::PlotError;
-use crate::figure::{Corner, Figure, Panel, Stroke};
+use crate::figure::{Figure, Stroke};
 use crate::font::{self, FAMILY};
+use crate::layout::{self, Ink, Layout, PanelLayout, Swatch};
 
 /// Tableau's ten colours: distinguishable, print well, and stay readable for the common
 /// colour-vision deficiencies in the first few entries.
@@ -31,21 +34,30 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-const PANEL_WIDTH: u32 = 880;
-const HEIGHT: u32 = 560;
+/// Near-black for data drawn over the palette (a percentile chart's median).
+pub const INK: usize = usize::MAX;
 
-/// The image size a figure is drawn at: one panel 880 wide, each further panel beside it.
+fn rgb(i: usize) -> RGBColor {
+    if i == INK {
+        RGBColor(0x22, 0x33, 0x44)
+    } else {
+        colour(i)
+    }
+}
+
+/// The image size a figure is drawn at, as its layout decides.
 pub fn size_of(f: &Figure) -> (u32, u32) {
-    (PANEL_WIDTH * f.panels.len().max(1) as u32, HEIGHT)
+    layout::layout(f).size()
 }
 
 /// The figure as an SVG document.
 pub fn svg(f: &Figure) -> Result<String, PlotError> {
     font::register()?;
+    let l = layout::layout(f);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, size_of(f)).into_drawing_area();
-        draw(f, &root)?;
+        let root = SVGBackend::with_string(&mut out, l.size()).into_drawing_area();
+        paint(&l, &root)?;
         root.present().map_err(draw_error)?;
     }
     Ok(out)
@@ -54,11 +66,12 @@ pub fn svg(f: &Figure) -> Result<String, PlotError> {
 /// The figure as a PNG file's bytes.
 pub fn png(f: &Figure) -> Result<Vec<u8>, PlotError> {
     font::register()?;
-    let (w, h) = size_of(f);
+    let l = layout::layout(f);
+    let (w, h) = l.size();
     let mut rgb = vec![0u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(f, &root)?;
+        paint(&l, &root)?;
         root.present().map_err(draw_error)?;
     }
     let mut bytes = Vec::new();
@@ -84,304 +97,281 @@ fn draw_error<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) ->
     PlotError::Draw(e.to_string())
 }
 
-fn draw<DB: DrawingBackend>(
-    f: &Figure,
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-) -> Result<(), PlotError>
+type Area<'a, DB> = DrawingArea<DB, plotters::coord::Shift>;
+
+fn pt((x, y): (f64, f64)) -> (i32, i32) {
+    (x.round() as i32, y.round() as i32)
+}
+
+fn paint<DB: DrawingBackend>(l: &Layout, root: &Area<'_, DB>) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(draw_error)?;
-    let titled = root
-        .titled(&f.title, (FAMILY, 22).into_font().color(&BLACK))
-        .map_err(draw_error)?;
-    let body = if f.subtitle.is_empty() {
-        titled
-    } else {
-        titled
-            .titled(
-                &f.subtitle,
-                (FAMILY, 14).into_font().color(&RGBColor(80, 80, 80)),
-            )
-            .map_err(draw_error)?
-    };
-    let areas = body.split_evenly((1, f.panels.len().max(1)));
-    for (panel, area) in f.panels.iter().zip(areas.iter()) {
-        draw_panel(panel, area)?;
+    for p in &l.panels {
+        paint_panel(p, root)?;
+    }
+    for t in &l.texts {
+        let c = match t.ink {
+            Ink::Black => RGBColor(0x1a, 0x1a, 0x1a),
+            Ink::Grey => RGBColor(80, 80, 80),
+            Ink::Palette(i) => darker(rgb(i)),
+        };
+        let mut style = TextStyle::from((FAMILY, t.px).into_font())
+            .color(&c)
+            .pos(Pos::new(HPos::Left, VPos::Top));
+        let at = if t.vertical {
+            // Turned a quarter anticlockwise about its anchor: it then runs up from the
+            // box's bottom-left corner.
+            style = style.transform(FontTransform::Rotate270);
+            (t.rect.x, t.rect.bottom())
+        } else {
+            (t.rect.x, t.rect.y)
+        };
+        root.draw(&Text::new(t.text.clone(), pt(at), style))
+            .map_err(draw_error)?;
     }
     Ok(())
 }
 
-fn draw_panel<DB: DrawingBackend>(
-    p: &Panel,
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-) -> Result<(), PlotError>
+/// A palette colour dark enough to read as text on white.
+fn darker(c: RGBColor) -> RGBColor {
+    let f = |v: u8| (f64::from(v) * 0.72) as u8;
+    RGBColor(f(c.0), f(c.1), f(c.2))
+}
+
+fn paint_panel<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
-    let (xs, ys) = (p.x.scale, p.y.scale);
-    let placed: Vec<(f64, f64)> = p
-        .extent_points()
-        .into_iter()
-        .filter_map(|(x, y)| Some((axis::place(xs, x)?, axis::place(ys, y)?)))
-        .collect();
-    let mut xts: Vec<f64> = placed.iter().map(|&(x, _)| x).collect();
-    let mut yts: Vec<f64> = placed.iter().map(|&(_, y)| y).collect();
-    xts.extend(p.marks.iter().filter_map(|m| axis::place(xs, m.x)));
-    xts.extend(
-        p.spans
-            .iter()
-            .flat_map(|s| [s.from, s.to])
-            .filter_map(|v| axis::place(xs, v)),
-    );
-    yts.extend(p.levels.iter().filter_map(|l| axis::place(ys, l.y)));
-    let (x0, x1) = axis::range(&p.x, &xts);
-    let (y0, mut y1) = axis::range(&p.y, &yts);
-    // Room above the data for a legend in an upper corner, so it never hides a line.
-    let entries = p.lines.iter().filter(|l| !l.name.is_empty()).count()
-        + p.bands.iter().filter(|b| !b.name.is_empty()).count();
-    if entries > 0 && matches!(p.legend, Corner::UpperLeft | Corner::UpperRight) {
-        let plot_px = f64::from(area.dim_in_pixel().1).max(200.0) - 60.0;
-        let legend_px = 20.0 * entries as f64 + 24.0;
-        let share = (legend_px / plot_px).min(0.6);
-        y1 += (y1 - y0) * share / (1.0 - share);
+    let r = p.plot;
+    let (left, top, right, bottom) = (r.x, r.y, r.right(), r.bottom());
+    let grid = RGBColor(225, 225, 225);
+    for &t in &p.x.ticks {
+        let x = p.px(t);
+        line(root, &[(x, top), (x, bottom)], grid.stroke_width(1))?;
+        line(
+            root,
+            &[(x, bottom), (x, bottom + 5.0)],
+            BLACK.stroke_width(1),
+        )?;
     }
-    let x_ticks = axis::ticks_for(&p.x, x0, x1);
-    let y_ticks = axis::ticks_for(&p.y, y0, y1);
+    for &t in &p.y.ticks {
+        let y = p.py(t);
+        line(root, &[(left, y), (right, y)], grid.stroke_width(1))?;
+        line(root, &[(left - 5.0, y), (left, y)], BLACK.stroke_width(1))?;
+    }
+    let panel = &p.panel;
+    let (xs, ys) = (panel.x.scale, panel.y.scale);
 
-    let mut chart = ChartBuilder::on(area)
-        .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(Ticked::new(x0, x1, x_ticks), Ticked::new(y0, y1, y_ticks))
-        .map_err(draw_error)?;
-    let x_label = |t: &f64| axis::label(&p.x, *t);
-    let y_label = |t: &f64| axis::label(&p.y, *t);
-    chart
-        .configure_mesh()
-        .x_desc(p.x.label.as_str())
-        .y_desc(p.y.label.as_str())
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .label_style((FAMILY, 14))
-        .axis_desc_style((FAMILY, 16))
-        .bold_line_style(RGBColor(220, 220, 220))
-        .light_line_style(WHITE)
-        .draw()
-        .map_err(draw_error)?;
-
-    let at = |x: f64, y: f64| Some((axis::place(xs, x)?, axis::place(ys, y)?));
-
-    // Labels of marks and spans go one row lower each, so neighbours do not overprint.
-    let mut row = 0;
-    for s in &p.spans {
+    for s in &panel.spans {
         let (Some(a), Some(b)) = (axis::place(xs, s.from), axis::place(xs, s.to)) else {
             continue;
         };
-        let c = colour(s.colour);
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(a, y0), (b, y1)],
-                c.mix(0.14).filled(),
-            )))
-            .map_err(draw_error)?;
-        top_label(
-            &mut chart,
-            &s.label,
-            (a + b) / 2.0,
-            y1,
-            c,
-            HPos::Center,
-            row,
-        )?;
-        row += 1;
+        let (a, b) = (p.px(a), p.px(b));
+        root.draw(&Rectangle::new(
+            [
+                pt((a.min(b), top)),
+                pt((a.max(b).max(a.min(b) + 2.0), bottom)),
+            ],
+            rgb(s.colour).mix(0.16).filled(),
+        ))
+        .map_err(draw_error)?;
     }
 
-    for b in &p.bands {
+    for b in &panel.bands {
         let upper: Vec<(f64, f64)> = b
             .points
             .iter()
-            .filter_map(|&(x, _, hi)| at(x, hi))
+            .filter_map(|&(x, _, hi)| p.at(x, hi))
             .collect();
         let mut lower: Vec<(f64, f64)> = b
             .points
             .iter()
-            .filter_map(|&(x, lo, _)| at(x, lo))
+            .filter_map(|&(x, lo, _)| p.at(x, lo))
             .collect();
         if upper.len() < 2 || lower.len() != upper.len() {
             continue;
         }
         lower.reverse();
-        let c = colour(b.colour);
-        let fill = c.mix(b.opacity).filled();
-        let outline: Vec<(f64, f64)> = upper.into_iter().chain(lower).collect();
-        let series = chart
-            .draw_series(std::iter::once(Polygon::new(outline, fill)))
-            .map_err(draw_error)?;
-        if !b.name.is_empty() {
-            series
-                .label(b.name.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], fill));
-        }
+        let outline: Vec<(i32, i32)> = upper.into_iter().chain(lower).map(pt).collect();
+        root.draw(&Polygon::new(
+            outline,
+            rgb(b.colour).mix(b.opacity).filled(),
+        ))
+        .map_err(draw_error)?;
     }
 
-    for l in &p.levels {
-        let Some(y) = axis::place(ys, l.y) else {
+    for lv in &panel.levels {
+        let Some(t) = axis::place(ys, lv.y) else {
             continue;
         };
-        let grey = RGBColor(90, 90, 90);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x0, y), (x1, y)],
-                6,
-                4,
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_error)?;
-        if !l.label.is_empty() {
-            // At the left end, above the line: the right end is where curves most often
-            // end near a reference level.
-            let style = TextStyle::from((FAMILY, 13).into_font())
-                .color(&grey)
-                .pos(Pos::new(HPos::Left, VPos::Bottom));
-            chart
-                .draw_series(std::iter::once(
-                    EmptyElement::at((x0, y)) + Text::new(l.label.clone(), (6, -3), style),
-                ))
-                .map_err(draw_error)?;
-        }
+        let y = p.py(t);
+        dashed(
+            root,
+            &[(left, y), (right, y)],
+            RGBColor(90, 90, 90).stroke_width(1),
+            6.0,
+            4.0,
+        )?;
     }
 
-    for l in &p.lines {
-        let pts: Vec<(f64, f64)> = l.points.iter().filter_map(|&(x, y)| at(x, y)).collect();
+    for l in &panel.lines {
+        let pts: Vec<(f64, f64)> = l.points.iter().filter_map(|&(x, y)| p.at(x, y)).collect();
         if pts.is_empty() {
             continue;
         }
-        let c = colour(l.colour);
+        let c = rgb(l.colour);
         let style = c.stroke_width(2);
-        let anno = match l.stroke {
-            Stroke::Solid => chart
-                .draw_series(LineSeries::new(pts, style))
-                .map_err(draw_error)?,
-            Stroke::SolidMarked => chart
-                .draw_series(LineSeries::new(pts, style).point_size(3))
-                .map_err(draw_error)?,
-            Stroke::Dashed => chart
-                .draw_series(DashedLineSeries::new(pts, 8, 5, style))
-                .map_err(draw_error)?,
-            Stroke::Markers => chart
-                .draw_series(pts.into_iter().map(|xy| Circle::new(xy, 4, c.filled())))
-                .map_err(draw_error)?,
-        };
-        if !l.name.is_empty() {
-            let anno = anno.label(l.name.clone());
-            if l.stroke == Stroke::Markers {
-                anno.legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
-            } else {
-                anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        match l.stroke {
+            Stroke::Solid => line(root, &pts, style)?,
+            Stroke::Dashed => dashed(root, &pts, style, 8.0, 5.0)?,
+            Stroke::SolidMarked => {
+                line(root, &pts, style)?;
+                for &xy in &pts {
+                    root.draw(&Circle::new(pt(xy), 3, c.filled()))
+                        .map_err(draw_error)?;
+                }
+            }
+            Stroke::Markers => {
+                for &xy in &pts {
+                    root.draw(&Circle::new(pt(xy), 4, c.filled()))
+                        .map_err(draw_error)?;
+                }
             }
         }
     }
 
-    for m in &p.marks {
-        let Some(x) = axis::place(xs, m.x) else {
+    for m in &panel.marks {
+        let Some(t) = axis::place(xs, m.x) else {
             continue;
         };
-        let c = colour(m.colour);
-        let style = c.stroke_width(2);
+        let x = p.px(t);
+        let style = rgb(m.colour).stroke_width(2);
         match m.stroke {
-            Stroke::Dashed => chart
-                .draw_series(DashedLineSeries::new(vec![(x, y0), (x, y1)], 6, 4, style))
-                .map_err(draw_error)?,
-            _ => chart
-                .draw_series(LineSeries::new(vec![(x, y0), (x, y1)], style))
-                .map_err(draw_error)?,
-        };
-        top_label(&mut chart, &m.label, x, y1, c, HPos::Left, row)?;
-        row += 1;
+            Stroke::Dashed => dashed(root, &[(x, top), (x, bottom)], style, 6.0, 4.0)?,
+            _ => line(root, &[(x, top), (x, bottom)], style)?,
+        }
     }
 
-    if p.lines.iter().any(|l| !l.name.is_empty()) || p.bands.iter().any(|b| !b.name.is_empty()) {
-        chart
-            .configure_series_labels()
-            .position(match p.legend {
-                Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
-                Corner::UpperRight => SeriesLabelPosition::UpperRight,
-                Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
-                Corner::LowerRight => SeriesLabelPosition::LowerRight,
-            })
-            .label_font((FAMILY, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(draw_error)?;
+    // The frame's left and bottom edges: the axes.
+    line(
+        root,
+        &[(left, top), (left, bottom), (right, bottom)],
+        BLACK.stroke_width(1),
+    )?;
+
+    for k in &p.keys {
+        let (x, y) = (k.x, k.y);
+        match k.swatch {
+            Swatch::Line {
+                colour,
+                dashed: d,
+                marked,
+            } => {
+                let style = rgb(colour).stroke_width(2);
+                if d {
+                    dashed(root, &[(x, y), (x + 24.0, y)], style, 6.0, 3.0)?;
+                } else {
+                    line(root, &[(x, y), (x + 24.0, y)], style)?;
+                }
+                if marked {
+                    root.draw(&Circle::new(pt((x + 12.0, y)), 3, rgb(colour).filled()))
+                        .map_err(draw_error)?;
+                }
+            }
+            Swatch::Marker { colour } => {
+                root.draw(&Circle::new(pt((x + 12.0, y)), 4, rgb(colour).filled()))
+                    .map_err(draw_error)?;
+            }
+            Swatch::Fill { colour, opacity } => {
+                root.draw(&Rectangle::new(
+                    [pt((x, y - 6.0)), pt((x + 24.0, y + 6.0))],
+                    rgb(colour).mix(opacity).filled(),
+                ))
+                .map_err(draw_error)?;
+            }
+        }
     }
     Ok(())
 }
 
-/// A linear f64 axis whose ticks are exactly the ones [`axis::ticks`] chose (plotters' own
-/// rule picks decimal steps, which on a log2 axis would land between powers of two).
-struct Ticked {
-    lo: f64,
-    hi: f64,
-    ticks: Vec<f64>,
-}
-
-impl Ticked {
-    fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Ticked {
-        Ticked { lo, hi, ticks }
-    }
-}
-
-impl plotters::coord::ranged1d::Ranged for Ticked {
-    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let f = (v - self.lo) / (self.hi - self.lo);
-        limit.0 + (f * f64::from(limit.1 - limit.0)).round() as i32
-    }
-
-    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        // Bold lines and labels at the chosen ticks; plotters asks again with a hint that
-        // allows light points for the fine grid, which these charts leave out.
-        if hint.weight().allow_light_points() || hint.max_num_points() == 0 {
-            return Vec::new();
-        }
-        self.ticks.clone()
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        self.lo..self.hi
-    }
-}
-
-/// A label just inside the top of the panel at drawn x `x`, `row` lines down.
-fn top_label<DB: DrawingBackend, X, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    text: &str,
-    x: f64,
-    y_top: f64,
-    c: RGBColor,
-    h: HPos,
-    row: i32,
+fn line<DB: DrawingBackend>(
+    root: &Area<'_, DB>,
+    pts: &[(f64, f64)],
+    style: ShapeStyle,
 ) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
-    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
-    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
 {
-    if text.is_empty() {
-        return Ok(());
+    let v: Vec<(i32, i32)> = pts.iter().copied().map(pt).collect();
+    root.draw(&PathElement::new(v, style)).map_err(draw_error)
+}
+
+/// A polyline drawn as dashes `on` pixels long with `off` pixel gaps, continuing across its
+/// corners, so a dashed curve reads as dashed at any point density.
+fn dashed<DB: DrawingBackend>(
+    root: &Area<'_, DB>,
+    pts: &[(f64, f64)],
+    style: ShapeStyle,
+    on: f64,
+    off: f64,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    for dash in dashes(pts, on, off) {
+        line(root, &dash, style)?;
     }
-    let style = TextStyle::from((FAMILY, 13).into_font())
-        .color(&c)
-        .pos(Pos::new(h, VPos::Top));
-    let dx = if matches!(h, HPos::Left) { 4 } else { 0 };
-    chart
-        .draw_series(std::iter::once(
-            EmptyElement::at((x, y_top)) + Text::new(text.to_string(), (dx, 4 + 16 * row), style),
-        ))
-        .map_err(draw_error)?;
     Ok(())
+}
+
+/// The pieces of a polyline that are ink when it is dashed `on`/`off`.
+pub fn dashes(pts: &[(f64, f64)], on: f64, off: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    // Distance left in the current phase, and whether it is ink.
+    let (mut left, mut ink) = (on, true);
+    if let Some(&first) = pts.first() {
+        cur.push(first);
+    }
+    for w in pts.windows(2) {
+        let (mut a, b) = (w[0], w[1]);
+        let mut len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        while len > left {
+            let f = left / len;
+            let m = (a.0 + (b.0 - a.0) * f, a.1 + (b.1 - a.1) * f);
+            if ink {
+                cur.push(m);
+                out.push(std::mem::take(&mut cur));
+            } else {
+                cur = vec![m];
+            }
+            len -= left;
+            a = m;
+            ink = !ink;
+            left = if ink { on } else { off };
+        }
+        left -= len;
+        if ink {
+            cur.push(b);
+        }
+    }
+    if ink && cur.len() > 1 {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dashed_line_is_ink_and_gaps_in_turn() {
+        let d = dashes(&[(0.0, 0.0), (30.0, 0.0)], 8.0, 5.0);
+        // 0-8 ink, 8-13 gap, 13-21 ink, 21-26 gap, 26-30 ink.
+        let spans: Vec<(f64, f64)> = d.iter().map(|p| (p[0].0, p[p.len() - 1].0)).collect();
+        assert_eq!(spans, [(0.0, 8.0), (13.0, 21.0), (26.0, 30.0)]);
+    }
 }

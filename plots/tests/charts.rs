@@ -163,23 +163,32 @@ fn latency_sweep_has_a_log_log_line_per_fabric() {
 }
 
 #[test]
-fn bandwidth_sweep_goes_log_when_fabrics_are_decades_apart() {
+fn bandwidth_goes_log_when_its_values_span_more_than_a_decade() {
     let all = charts(&["shm", "emu"]);
     let c = chart(&all, "bandwidth-osu_bw");
     let p = &c.figure.panels[0];
     assert_eq!(p.x.scale, Scale::Log2);
+    // Drawn as OSU users read bandwidth (linear from zero) unless the values span a decade:
+    // shm's and rapidio's peaks differ 50-fold.
+    assert_eq!(p.y.scale, Scale::Linear);
+    let drawn = plots::rules::resolve(p);
     assert_eq!(
-        p.y.scale,
+        drawn.y.scale,
         Scale::Log10,
         "shm and rapidio peaks differ 50-fold"
     );
+    let l = plots::layout::layout(&c.figure);
+    assert_eq!(l.panels[0].panel.y.scale, Scale::Log10);
     let svg = parse(&c.svg().unwrap());
     has_text(&svg, "bandwidth (MB/s)");
-    // Emulated fabrics alone are within a decade: a linear axis from zero, as OSU users read.
-    let emu = charts(&["emu"]);
-    let p = &chart(&emu, "bandwidth-osu_bw").figure.panels[0];
-    assert_eq!(p.y.scale, Scale::Linear);
-    assert!(p.y.from_zero);
+    // The sizes near the peak alone are within a decade: linear from zero.
+    let mut near_peak = p.clone();
+    let peak = p.lines[0].points.iter().map(|q| q.1).fold(0.0, f64::max);
+    near_peak.lines.truncate(1);
+    near_peak.lines[0].points.retain(|q| q.1 > peak / 5.0);
+    let drawn = plots::rules::resolve(&near_peak);
+    assert_eq!(drawn.y.scale, Scale::Linear);
+    assert!(drawn.y.from_zero);
     check_png(c);
 }
 
@@ -510,4 +519,84 @@ fn a_partial_run_is_marked_in_the_legend() {
         finished: Vec::new(),
     });
     assert_eq!(curve(&run), ["rapidio (emulated) (partial run)"]);
+}
+
+/// The SVG's text elements with their anchor points: (text, x, y).
+fn svg_text_positions(svg: &str) -> Vec<(String, f64, f64)> {
+    let attr = |tag: &str, name: &str| -> Option<f64> {
+        let k = format!(" {name}=\"");
+        let i = tag.find(&k)? + k.len();
+        tag[i..i + tag[i..].find('"')?].parse().ok()
+    };
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find("<text") {
+        let body = &rest[i..];
+        let open_end = body.find('>').unwrap() + 1;
+        let close = body.find("</text>").unwrap();
+        let tag = &body[..open_end];
+        let text = body[open_end..close].trim().replace("&amp;", "&");
+        out.push((text, attr(tag, "x").unwrap(), attr(tag, "y").unwrap()));
+        rest = &body[close..];
+    }
+    out
+}
+
+/// The rules every chart keeps, checked on its layout (no text outside the image or over
+/// another, no repeated tick label on an axis, log where values span a decade) and on its
+/// SVG (every text the layout placed is there, anchored inside the image).
+fn obeys_the_rules(c: &Chart) {
+    let l = plots::layout::layout(&c.figure);
+    let problems = l.problems();
+    assert!(problems.is_empty(), "{}: {problems:#?}", c.name);
+    let svg = c.svg().unwrap();
+    let texts = svg_text_positions(&svg);
+    let (w, h) = l.size();
+    for (t, x, y) in &texts {
+        assert!(
+            (0.0..=f64::from(w)).contains(x) && (0.0..=f64::from(h)).contains(y),
+            "{}: {t:?} anchored at ({x}, {y}) outside {w}x{h}",
+            c.name
+        );
+    }
+    for p in &l.texts {
+        let t = p.text.replace('<', "&lt;").replace('>', "&gt;");
+        assert!(
+            texts.iter().any(|(s, _, _)| *s == p.text || *s == t),
+            "{}: {:?} placed but not in the SVG",
+            c.name,
+            p.text
+        );
+    }
+}
+
+#[test]
+fn every_chart_kind_keeps_the_layout_rules() {
+    let mut all = charts(&["shm", "emu", "mpp", "autotune", "autotune-hyperlink"]);
+    let tmp = std::env::temp_dir().join(format!("plots-rules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let inputs: Vec<Input> = kernel_runs(&tmp)
+        .iter()
+        .map(|d| Input::load(d).unwrap())
+        .collect();
+    all.extend(plots::charts(&inputs, &Options::default()).unwrap());
+    let _ = std::fs::remove_dir_all(&tmp);
+    let kinds: std::collections::BTreeSet<&str> = all
+        .iter()
+        .map(|c| c.name.split('-').next().unwrap())
+        .collect();
+    for k in [
+        "latency",
+        "bandwidth",
+        "percentiles",
+        "distribution",
+        "mpptest",
+        "scaling",
+        "autotune",
+    ] {
+        assert!(kinds.contains(k), "no {k} chart among {kinds:?}");
+    }
+    for c in &all {
+        obeys_the_rules(c);
+    }
 }

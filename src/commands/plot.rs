@@ -36,8 +36,8 @@ pub struct PlotArgs {
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Image format
-    #[arg(long, value_enum, default_value = "svg")]
+    /// Image format: SVG for pages and reports, PNG for slides and chat; both by default
+    #[arg(long, value_enum, default_value = "both")]
     pub format: PlotFormat,
 
     /// Message size of the percentile-distribution chart (default: the smallest size every

@@ -122,8 +122,7 @@ fn threshold(o: &Outcome, d: &Decision, t: &ThresholdEvidence) -> Option<Panel> 
         format!("rendezvous forced ({})", t.rendezvous_value),
         1,
     ));
-    p.lines
-        .extend(fit_lines(&t.eager_fit, 0, "piecewise fits (dashed)"));
+    p.lines.extend(fit_lines(&t.eager_fit, 0, "piecewise fits"));
     p.lines.extend(fit_lines(&t.rendezvous_fit, 1, ""));
     let probes: Vec<(f64, f64)> = t
         .probes
@@ -143,7 +142,8 @@ fn threshold(o: &Outcome, d: &Decision, t: &ThresholdEvidence) -> Option<Panel> 
             colour: 4,
         });
     }
-    mark_choice(&mut p, d);
+    let grid: Vec<f64> = eager.points.iter().map(|pt| pt.size as f64).collect();
+    mark_choice(&mut p, d, &grid);
     Some(p)
 }
 
@@ -188,7 +188,13 @@ fn fragment(o: &Outcome, d: &Decision, f: &FragmentEvidence) -> Option<Panel> {
         y: 1.0,
         label: "best".into(),
     });
-    mark_choice(&mut p, d);
+    let grid: Vec<f64> = f
+        .candidates
+        .iter()
+        .filter_map(|c| parse_size(&c.value).ok())
+        .map(|v| v as f64)
+        .collect();
+    mark_choice(&mut p, d, &grid);
     Some(p)
 }
 
@@ -235,8 +241,11 @@ fn switch(d: &Decision, s: &SwitchEvidence) -> Option<Panel> {
     Some(p)
 }
 
-/// The chosen value, the default and the near-equal range as marks on a size axis.
-fn mark_choice(p: &mut Panel, d: &Decision) {
+/// The chosen value, the default and the near-equal values as marks on a size axis. `grid`
+/// holds the values the search could have chosen (the candidates, or the sizes measured):
+/// each near-equal value is shaded from halfway to its lower neighbour to halfway to its
+/// upper one, so a value between two near-equal ones that is not near-equal stays unshaded.
+fn mark_choice(p: &mut Panel, d: &Decision, grid: &[f64]) {
     let near: Vec<f64> = d
         .near_equal
         .iter()
@@ -244,13 +253,15 @@ fn mark_choice(p: &mut Panel, d: &Decision) {
         .map(|v| v as f64)
         .collect();
     if near.len() > 1 {
-        let lo = near.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = near.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if hi > lo {
+        for (i, (from, to)) in near_spans(&near, grid).into_iter().enumerate() {
             p.spans.push(Span {
-                from: lo,
-                to: hi,
-                label: "near-equal".into(),
+                from,
+                to,
+                label: if i == 0 {
+                    "near-equal".into()
+                } else {
+                    String::new()
+                },
                 colour: 3,
             });
         }
@@ -272,5 +283,53 @@ fn mark_choice(p: &mut Panel, d: &Decision) {
             stroke: Stroke::Solid,
             colour: 2,
         });
+    }
+}
+
+/// The shaded ranges of the near-equal values on `grid` (geometric midpoints to the
+/// neighbours), neighbouring ones merged.
+pub fn near_spans(near: &[f64], grid: &[f64]) -> Vec<(f64, f64)> {
+    let mut g: Vec<f64> = grid
+        .iter()
+        .chain(near)
+        .copied()
+        .filter(|v| *v > 0.0)
+        .collect();
+    g.sort_by(f64::total_cmp);
+    g.dedup();
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (i, &v) in g.iter().enumerate() {
+        if !near.contains(&v) {
+            continue;
+        }
+        let lo = if i > 0 { (g[i - 1] * v).sqrt() } else { v };
+        let hi = if i + 1 < g.len() {
+            (v * g[i + 1]).sqrt()
+        } else {
+            v
+        };
+        match out.last_mut() {
+            Some(last) if last.1 >= lo => last.1 = hi,
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::near_spans;
+
+    #[test]
+    fn a_value_between_near_equal_ones_is_not_shaded() {
+        let k = 1024.0;
+        let grid = [8.0 * k, 16.0 * k, 32.0 * k, 64.0 * k, 128.0 * k];
+        let s = near_spans(&[16.0 * k, 64.0 * k], &grid);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s[0].1 < 32.0 * k && s[1].0 > 32.0 * k, "{s:?}");
+        // Neighbours merge into one range.
+        let s = near_spans(&[16.0 * k, 32.0 * k, 64.0 * k], &grid);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].0 < 16.0 * k && s[0].1 > 64.0 * k, "{s:?}");
     }
 }

@@ -80,15 +80,3 @@ pub(crate) fn is_size_sweep(s: &Series) -> bool {
 pub(crate) fn metric_label(m: &Metric) -> String {
     format!("{} ({})", m.name, m.unit)
 }
-
-/// True when the lines' peaks differ tenfold or more: a linear axis would flatten the lower.
-pub(crate) fn decades_apart(lines: &[crate::figure::Line]) -> bool {
-    let peaks: Vec<f64> = lines
-        .iter()
-        .filter_map(|l| l.points.iter().map(|&(_, y)| y).reduce(f64::max))
-        .filter(|&y| y > 0.0)
-        .collect();
-    let hi = peaks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
-    peaks.len() > 1 && hi / lo >= 10.0
-}

@@ -32,10 +32,13 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
         } else {
             Axis::new(format!("size ({units})"), Scale::Linear, Ticks::Number).starting_at_zero()
         };
-        let mut panel = Panel::new(
-            x,
-            Axis::new("time (us)", Scale::Linear, Ticks::Number).starting_at_zero(),
-        );
+        // mpptest's -logscale asks for log axes, both of them.
+        let y = if log {
+            Axis::new("time (us)", Scale::Log10, Ticks::Number)
+        } else {
+            Axis::new("time (us)", Scale::Linear, Ticks::Number).starting_at_zero()
+        };
+        let mut panel = Panel::new(x, y);
         panel.legend = Corner::UpperLeft;
         let analysis = results::format::mpptest::curve_analysis(c.series).ok();
         let off: Vec<u64> = analysis
@@ -116,7 +119,15 @@ fn segment_line(s: &Segment, log: bool) -> Vec<(f64, f64)> {
     };
     let b = s.to as f64;
     if s.from == s.to {
-        return vec![(a, s.at(s.from))];
+        // One size: a short stretch of its line either side of it (a quarter of a doubling
+        // on a log axis), so the segment shows as a line, not a point hidden by its marker.
+        let (lo, hi) = if log {
+            (a * 2f64.powf(-0.25), a * 2f64.powf(0.25))
+        } else {
+            (a - (a * 0.05).max(0.5), a + (a * 0.05).max(0.5))
+        };
+        let at = |x: f64| s.at(x.max(0.0).round() as u64);
+        return vec![(lo, at(lo)), (hi, at(hi))];
     }
     (0..=SEGMENT_STEPS)
         .map(|k| {

@@ -1,6 +1,8 @@
 //! Latency percentiles per size, one chart per series: the median as a line and the spread
-//! above it as bands (p50-p90, p90-p99, p99-p99.9, p99.9-max), darker nearer the median,
-//! from the exact per-sample values summary.csv holds.
+//! above it as bands (p50-p90, p90-p99, p99-p99.9, p99.9-max), each a clearly darker shade
+//! nearer the median, from the exact per-sample values summary.csv holds. A series without
+//! spread (an emulated fabric in virtual time gives every sample the same value) draws one
+//! line and says so, rather than listing four bands of zero width.
 
 use results::model::Record;
 
@@ -41,11 +43,34 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
             Axis::new(metric_label(m), Scale::Log10, Ticks::Number),
         );
         panel.legend = Corner::UpperLeft;
+        let exact = records.iter().all(|r| r.max <= r.min);
+        if exact {
+            panel.lines.push(Line {
+                name: format!("{} (exact: no spread)", m.name),
+                points: records
+                    .iter()
+                    .map(|r| (r.size.unwrap_or(0) as f64, r.p50))
+                    .collect(),
+                stroke: Stroke::SolidMarked,
+                colour: 0,
+            });
+            out.push(Chart {
+                name: format!("percentiles-{}-{}", s.suite, s.fabric),
+                figure: Figure::new(
+                    format!("{}: {} percentiles per size, {name}", s.suite, m.name),
+                    label::context(&[*c]),
+                    vec![panel],
+                ),
+            });
+            continue;
+        }
+        // Shades a step apart in lightness, so neighbouring bands stay apart on screen and
+        // in print.
         let bands: [(&str, Edges, f64); 4] = [
             ("p99.9 to max", |r| (r.p99_9, r.max), 0.12),
-            ("p99 to p99.9", |r| (r.p99, r.p99_9), 0.22),
-            ("p90 to p99", |r| (r.p90, r.p99), 0.35),
-            ("p50 to p90", |r| (r.p50, r.p90), 0.55),
+            ("p99 to p99.9", |r| (r.p99, r.p99_9), 0.3),
+            ("p90 to p99", |r| (r.p90, r.p99), 0.5),
+            ("p50 to p90", |r| (r.p50, r.p90), 0.75),
         ];
         for (name, f, opacity) in bands {
             panel.bands.push(Band {
@@ -62,7 +87,7 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
                 .map(|r| (r.size.unwrap_or(0) as f64, r.p50))
                 .collect(),
             stroke: Stroke::Solid,
-            colour: 0,
+            colour: crate::render::INK,
         });
         panel.lines.push(Line {
             name: "min".into(),

@@ -1,6 +1,7 @@
 //! The sweep charts: per suite, its headline metric against message size with a line per run
 //! and fabric. Times go on log-log axes (OSU's sizes double, latencies span decades);
-//! bandwidths on a log-x axis from zero, so equal gaps mean equal MB/s.
+//! bandwidths on a log-x axis from zero, so equal gaps mean equal MB/s, until their values
+//! span more than a decade, where the renderer's rule ([`crate::rules`]) turns the axis log.
 
 use crate::figure::{Axis, Corner, Figure, Line, Panel, Scale, Stroke, Ticks};
 use crate::kinds::{is_size_sweep, metric, metric_label, of_suite, suites};
@@ -38,11 +39,6 @@ pub fn charts(curves: &[Curve<'_>]) -> Vec<Chart> {
                 stroke: Stroke::SolidMarked,
                 colour: i,
             });
-        }
-        // Bandwidth on a linear axis, as OSU users read it, unless the fabrics' peaks are a
-        // decade or more apart: then the slower ones would lie flat on zero.
-        if !time && crate::kinds::decades_apart(&panel.lines) {
-            panel.y = Axis::new(metric_label(m), Scale::Log10, Ticks::Number);
         }
         let mut subtitle = label::context(&mine);
         if zero {
