@@ -222,6 +222,15 @@ fn percentile_bands_hold_each_sizes_spread() {
     }
     has_text(&svg, "p50");
     check_png(c);
+    // Neighbouring bands are shades clearly apart.
+    let o: Vec<f64> = p.bands.iter().map(|b| b.opacity).collect();
+    assert!(o.windows(2).all(|w| w[1] - w[0] >= 0.15), "{o:?}");
+    // An emulated fabric in virtual time has no spread: one line, no bands, and it says so.
+    let emu = charts(&["emu"]);
+    let e = &chart(&emu, "percentiles-osu_latency-rapidio").figure.panels[0];
+    assert!(e.bands.is_empty(), "{:?}", e.bands);
+    assert_eq!(e.lines.len(), 1);
+    assert_eq!(e.lines[0].name, "latency (exact: no spread)");
 }
 
 #[test]
