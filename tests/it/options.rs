@@ -47,6 +47,14 @@ fn every_command_that_writes_takes_dash_o() {
     let plots = base.join("plots");
     ok(&["plot", s(&run), "-o", s(&plots)]);
     assert!(filled(&plots), "plot -o wrote nothing");
+    // SVG and PNG unless --format says one, as `plot --help` states.
+    let written: Vec<String> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for ext in [".svg", ".png"] {
+        assert!(written.iter().any(|n| n.ends_with(ext)), "no {ext} in {written:?}");
+    }
     let ci = base.join("ci");
     ok(&["export", s(&run), "--format", "bmf", "-o", s(&ci)]);
     assert!(filled(&ci), "export -o wrote nothing");
