@@ -12,7 +12,7 @@ use crate::axis;
 use crate::error::PlotError;
 use crate::figure::{Figure, Stroke};
 use crate::font::{self, FAMILY};
-use crate::layout::{self, Ink, Layout, PanelLayout, Swatch};
+use crate::layout::{self, Ink, Layout, PanelLayout, Role, Swatch};
 
 /// Tableau's ten colours: distinguishable, print well, and stay readable for the common
 /// colour-vision deficiencies in the first few entries.
@@ -117,14 +117,24 @@ where
             Ink::Grey => RGBColor(80, 80, 80),
             Ink::Palette(i) => darker(rgb(i)),
         };
+        // Centred texts are anchored at their middle, so a viewer whose sans-serif is
+        // narrower than the bundled font (an SVG in a browser) still centres them.
+        let centred = matches!(t.role, Role::Title | Role::Subtitle | Role::XTitle(_));
+        let h = if centred || t.vertical {
+            HPos::Center
+        } else {
+            HPos::Left
+        };
         let mut style = TextStyle::from((FAMILY, t.px).into_font())
             .color(&c)
-            .pos(Pos::new(HPos::Left, VPos::Top));
+            .pos(Pos::new(h, VPos::Top));
         let at = if t.vertical {
-            // Turned a quarter anticlockwise about its anchor: it then runs up from the
-            // box's bottom-left corner.
+            // Turned a quarter anticlockwise about its anchor: it then runs up the box's
+            // left edge, centred on the box's middle.
             style = style.transform(FontTransform::Rotate270);
-            (t.rect.x, t.rect.bottom())
+            (t.rect.x, t.rect.y + t.rect.h / 2.0)
+        } else if centred {
+            (t.rect.x + t.rect.w / 2.0, t.rect.y)
         } else {
             (t.rect.x, t.rect.y)
         };

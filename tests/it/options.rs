@@ -53,7 +53,10 @@ fn every_command_that_writes_takes_dash_o() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     for ext in [".svg", ".png"] {
-        assert!(written.iter().any(|n| n.ends_with(ext)), "no {ext} in {written:?}");
+        assert!(
+            written.iter().any(|n| n.ends_with(ext)),
+            "no {ext} in {written:?}"
+        );
     }
     let ci = base.join("ci");
     ok(&["export", s(&run), "--format", "bmf", "-o", s(&ci)]);
