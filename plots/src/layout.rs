@@ -685,7 +685,8 @@ fn place(
             keys.push(Key {
                 swatch: *swatch,
                 x,
-                y: ty + LEGEND_PX / 2.0 + 1.0,
+                // The middle of the text's x-height, where the eye puts a line's sample.
+                y: ty + LEGEND_PX * 0.62,
             });
             for (k, l) in lines.iter().enumerate() {
                 let (w, h) = text::size(l, LEGEND_PX);

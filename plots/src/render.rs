@@ -112,6 +112,18 @@ where
         paint_panel(p, root)?;
     }
     for t in &l.texts {
+        if matches!(t.role, Role::Level(_)) {
+            // A level's label lies over the data: a pale ground keeps it readable.
+            let r = t.rect;
+            root.draw(&Rectangle::new(
+                [
+                    pt((r.x - 2.0, r.y - 1.0)),
+                    pt((r.right() + 2.0, r.bottom() + 1.0)),
+                ],
+                WHITE.mix(0.8).filled(),
+            ))
+            .map_err(draw_error)?;
+        }
         let c = match t.ink {
             Ink::Black => RGBColor(0x1a, 0x1a, 0x1a),
             Ink::Grey => RGBColor(80, 80, 80),
