@@ -202,3 +202,31 @@ fn a_spike_at_one_size_does_not_move_the_latency() {
     );
     assert!(close(seg.params.latency_ns, 710.0, 0.01), "{seg:?}");
 }
+
+#[test]
+fn the_fits_chart_keeps_every_label_inside_and_apart() {
+    let truth = Model {
+        segments: vec![(0, eager()), (40_000, rendezvous())],
+    };
+    let sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+    let obs = measure(&truth, &sizes, None);
+    let sw = switches(&obs, Tolerance::default()).unwrap();
+    let mut fit = fit(&obs, &sw).unwrap();
+    // Switches close together, as shm's 88..96 and 4096..4608 sit on a 1 B - 4 MiB axis: their
+    // labels must not overprint each other or the legend.
+    let mut near = fit.switches[0].clone();
+    near.after /= 2;
+    near.before /= 2;
+    fit.switches.push(near);
+    let chart = crate::chart::chart("test", "a subtitle", &obs, &fit);
+    let layout = plots::layout::layout(&chart.figure);
+    assert!(layout.problems().is_empty(), "{:#?}", layout.problems());
+    let labels = layout
+        .texts
+        .iter()
+        .filter(|t| matches!(t.role, plots::layout::Role::Label(0)))
+        .count();
+    assert_eq!(labels, 2, "both switches labelled in the first panel");
+    // Three panels two to a row: no wider than two panels.
+    assert!(layout.width <= 1300.0, "{}", layout.width);
+}
