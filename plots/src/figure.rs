@@ -117,6 +117,8 @@ pub enum Stroke {
     Markers,
     /// A line with a marker at each point.
     SolidMarked,
+    /// A dashed line with a marker at each point (a line past the palette's colours).
+    DashedMarked,
 }
 
 #[derive(Debug, Clone, PartialEq)]

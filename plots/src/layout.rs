@@ -459,8 +459,8 @@ fn plan(p: &Panel, cell_x: f64, cell_w: f64, plot_h: f64) -> Plan {
             Stroke::Markers => Swatch::Marker { colour: l.colour },
             s => Swatch::Line {
                 colour: l.colour,
-                dashed: s == Stroke::Dashed,
-                marked: s == Stroke::SolidMarked,
+                dashed: matches!(s, Stroke::Dashed | Stroke::DashedMarked),
+                marked: matches!(s, Stroke::SolidMarked | Stroke::DashedMarked),
             },
         };
         entries.push((swatch, l.name.clone()));

@@ -248,8 +248,12 @@ where
         match l.stroke {
             Stroke::Solid => line(root, &pts, style)?,
             Stroke::Dashed => dashed(root, &pts, style, 8.0, 5.0)?,
-            Stroke::SolidMarked => {
-                line(root, &pts, style)?;
+            Stroke::SolidMarked | Stroke::DashedMarked => {
+                if l.stroke == Stroke::SolidMarked {
+                    line(root, &pts, style)?;
+                } else {
+                    dashed(root, &pts, style, 8.0, 5.0)?;
+                }
                 for &xy in &pts {
                     root.draw(&Circle::new(pt(xy), 3, c.filled()))
                         .map_err(draw_error)?;

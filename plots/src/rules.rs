@@ -17,8 +17,12 @@ pub fn resolve(p: &Panel) -> Panel {
         out.y.from_zero = false;
     }
     for l in &mut out.lines {
-        if l.colour >= PALETTE_SIZE && l.stroke == Stroke::Solid {
-            l.stroke = Stroke::Dashed;
+        if l.colour >= PALETTE_SIZE {
+            l.stroke = match l.stroke {
+                Stroke::Solid => Stroke::Dashed,
+                Stroke::SolidMarked => Stroke::DashedMarked,
+                s => s,
+            };
         }
     }
     out
@@ -82,5 +86,7 @@ mod tests {
         let mut p = panel(&[1.0, 2.0]);
         p.lines[0].colour = PALETTE_SIZE + 1;
         assert_eq!(resolve(&p).lines[0].stroke, Stroke::Dashed);
+        p.lines[0].stroke = Stroke::SolidMarked;
+        assert_eq!(resolve(&p).lines[0].stroke, Stroke::DashedMarked);
     }
 }
