@@ -22,8 +22,9 @@ pub enum PlotFormat {
     after_help = "Draws, per suite, latency against size (log-log) or bandwidth against size \
                   (log-x) with a line per run and fabric; per series the latency percentiles as \
                   bands and HdrHistogram's percentile distribution at --hist-size; mpptest \
-                  curves with their breakpoints and fits; speedup and efficiency when a kernel \
-                  ran at several rank counts; and, for an autotune directory, each decision's \
+                  curves with their breakpoints and fits; application kernels' rates and \
+                  compute/communication split as bars; speedup, efficiency and the split when a \
+                  kernel ran at several rank counts; and, for an autotune directory, each decision's \
                   sweep. Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
 )]
 pub struct PlotArgs {
@@ -65,8 +66,9 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
     let charts = plots::charts(&inputs, &Options { hist_size }).map_err(usage)?;
     if charts.is_empty() {
         return Err(Failure::Usage(format!(
-            "nothing to plot in {}: no series with points, and no autotune decisions",
-            names(&args.runs)
+            "nothing to plot in {}: {}",
+            names(&args.runs),
+            holdings(&inputs)
         )));
     }
     let format = match args.format {
@@ -95,6 +97,39 @@ fn names(runs: &[PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// What the inputs hold, for a refusal to say why no chart kind fits: "npb on shm: 0
+/// measured points; an autotune outcome with no decisions".
+fn holdings(inputs: &[Input]) -> String {
+    let mut parts = Vec::new();
+    for i in inputs {
+        match &i.source {
+            plots::Source::Run(run) if run.series.is_empty() => {
+                parts.push(format!("run {} has no series", run.manifest.run_id))
+            }
+            plots::Source::Run(run) => {
+                for s in &run.series {
+                    let measured = s.points.iter().filter(|p| !p.samples_ns.is_empty()).count();
+                    parts.push(format!(
+                        "{} on {}: {measured} measured point(s) of {}",
+                        s.suite,
+                        s.fabric,
+                        s.points.len()
+                    ));
+                }
+            }
+            plots::Source::Autotune(o) => parts.push(format!(
+                "an autotune outcome with {} decision(s)",
+                o.decisions.len()
+            )),
+        }
+    }
+    if parts.is_empty() {
+        "no run or autotune directories".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// `fabbench run --plot`: the charts of the runs just written (one, or a scaling run's), as
