@@ -1,5 +1,5 @@
 //! `fabbench plot`: its arguments; run and autotune directories read through their readers, every
-//! chart they support drawn by the plots crate and written complete into one directory; and the
+//! chart they support drawn by the plots crate (a calibration directory's by calibrate) and written complete into one directory; and the
 //! same for `fabbench run --plot`, from the run just written.
 
 use std::path::{Path, PathBuf};
@@ -24,11 +24,12 @@ pub enum PlotFormat {
                   bands and HdrHistogram's percentile distribution at --hist-size; mpptest \
                   curves with their breakpoints and fits; application kernels' rates and \
                   compute/communication split as bars; speedup, efficiency and the split when a \
-                  kernel ran at several rank counts; and, for an autotune directory, each decision's \
-                  sweep. Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
+                  kernel ran at several rank counts; for an autotune directory, each decision's \
+                  sweep; and for a calibration directory, the table beside the calibrated card. \
+                  Example: fabbench plot fabbench-results/*-osu_latency-* --format both"
 )]
 pub struct PlotArgs {
-    /// Run directories (as `fabbench run` writes them) or autotune directories
+    /// Run directories (as `fabbench run` writes them), autotune or calibration directories
     #[arg(required = true, value_name = "RUN_DIR")]
     pub runs: Vec<PathBuf>,
 
@@ -55,15 +56,23 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
         .transpose()
         .map_err(|e| Failure::Usage(format!("--hist-size: {e}")))?;
     let usage = |e: PlotError| Failure::Usage(e.to_string());
-    let inputs = args
+    let dirs: Vec<PathBuf> = args
         .runs
         .iter()
         .flat_map(|d| results::read::runs_in(d))
-        .map(|dir| Input::load(&dir))
-        .collect::<Result<Vec<Input>, _>>()
-        .map_err(usage)?;
+        .collect();
+    // A calibration directory is drawn by the calibrate crate, which depends on plots.
+    let mut calibrations = Vec::new();
+    let mut inputs = Vec::new();
+    for dir in &dirs {
+        match calibrate::chart::read(dir).map_err(|e| Failure::Usage(e.to_string()))? {
+            Some(chart) => calibrations.push(chart),
+            None => inputs.push(Input::load(dir).map_err(usage)?),
+        }
+    }
     let out = args.out.clone().unwrap_or_else(|| default_dir(&args.runs));
-    let charts = plots::charts(&inputs, &Options { hist_size }).map_err(usage)?;
+    let mut charts = plots::charts(&inputs, &Options { hist_size }).map_err(usage)?;
+    charts.extend(calibrations);
     if charts.is_empty() {
         return Err(Failure::Usage(format!(
             "nothing to plot in {}: {}",

@@ -362,3 +362,60 @@ fn kernel_runs_get_rate_and_split_bars_and_their_scaling() {
     }
     assert!(svg_texts(&sp.svg().unwrap()).contains(&"time (s)".to_string()));
 }
+
+/// A calibration directory (its calibration.json as calibrate writes it, with the fields the
+/// chart reads) is drawn by `fabbench plot`: the table as markers, the card as lines, the
+/// errors in percent; a calibration.json that is not one is refused by name.
+#[test]
+fn plot_draws_a_calibration_directory() {
+    let dir = scratch("plot-calibration");
+    let json = serde_json::json!({
+        "fabric": "rapidio",
+        "tables": ["paper.csv"],
+        "params": [],
+        "points": [
+            {"suite": "osu_latency", "size": 1, "measured": 700.0, "emulated": 735.0,
+             "before": 600.0, "error": 0.05},
+            {"suite": "osu_latency", "size": 4096, "measured": 950.0, "emulated": 912.0,
+             "before": 960.0, "error": -0.04},
+            {"suite": "osu_bw", "size": 4096, "measured": 8.4, "emulated": 8.0,
+             "before": 9.0, "error": -0.0476},
+        ],
+        "left_out": 0, "cost_before": 1.0, "cost": 0.1, "trials": 10, "seconds": 1.0,
+        "fixed": [],
+    });
+    std::fs::write(dir.join("calibration.json"), json.to_string()).unwrap();
+    let out = dir.join("charts");
+    let r = raw(&[
+        "plot",
+        dir.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--format",
+        "both",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        names(&out),
+        ["calibrate-rapidio.png", "calibrate-rapidio.svg"]
+    );
+    let texts = svg_texts(&std::fs::read_to_string(out.join("calibrate-rapidio.svg")).unwrap());
+    for t in [
+        "osu_latency (us)",
+        "osu_bw (MB/s)",
+        "error (%)",
+        "table",
+        "calibrated card",
+    ] {
+        assert!(texts.iter().any(|x| x == t), "no {t} in {texts:?}");
+    }
+    std::fs::write(dir.join("calibration.json"), "{\"fabric\": 3}").unwrap();
+    let r = raw(&["plot", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a calibration's calibration.json"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
