@@ -147,3 +147,42 @@ pub fn after_run(dir: &Path, runs: &[&results::Run]) -> Result<Vec<PathBuf>, Plo
     let charts = plots::charts_of(runs, &[], &Options::default())?;
     plots::write_all(&charts, &dir.join("plots"), Format::Svg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// plots' stored emulated run: osu_latency and osu_bw on rapidio and hyperlink.
+    fn emu() -> Input {
+        Input::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/tests/data/emu")).unwrap()
+    }
+
+    #[test]
+    fn a_refusal_says_what_the_directories_hold() {
+        let base = emu();
+        let with = |run: results::Run| Input {
+            dir: base.dir.clone(),
+            source: plots::Source::Run(Box::new(run)),
+        };
+        let mut run = base.run().unwrap().clone();
+        let first = &mut run.series[0];
+        let (suite, fabric, n) = (
+            first.suite.clone(),
+            first.fabric.clone(),
+            first.points.len(),
+        );
+        for p in &mut first.points[1..] {
+            p.samples_ns.clear();
+        }
+        let said = holdings(&[with(run.clone())]);
+        assert!(
+            said.starts_with(&format!(
+                "{suite} on {fabric}: 1 measured point(s) of {n}; "
+            )),
+            "{said}"
+        );
+        run.series.clear();
+        let id = run.manifest.run_id.clone();
+        assert_eq!(holdings(&[with(run)]), format!("run {id} has no series"));
+    }
+}
