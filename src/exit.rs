@@ -113,7 +113,9 @@ impl Status for CalibrateError {
         match self {
             CalibrateError::Request(_) | CalibrateError::Unwritable(_) => USAGE,
             CalibrateError::Interrupted => interrupted(),
-            CalibrateError::Run { .. } | CalibrateError::Write { .. } => FAILED,
+            CalibrateError::Run { .. }
+            | CalibrateError::Write { .. }
+            | CalibrateError::Chart(_) => FAILED,
         }
     }
 }

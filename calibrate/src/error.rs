@@ -28,6 +28,9 @@ pub enum CalibrateError {
         #[source]
         source: ResultsError,
     },
+    /// The chart of the table beside the fit could not be drawn (nothing was written).
+    #[error("drawing the calibration's chart: {0}")]
+    Chart(#[from] plots::PlotError),
 }
 
 /// Why a search over the card's parameters stopped without a point.

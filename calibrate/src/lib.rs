@@ -6,6 +6,7 @@
 //! `--model` takes. Only values change: every mechanism of the model stays as it is.
 
 pub mod budget;
+pub mod chart;
 pub mod determined;
 pub mod error;
 pub mod evaluate;
@@ -60,7 +61,7 @@ impl Request {
 }
 
 /// One point of the table beside the calibrated fabric.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PointFit {
     pub suite: String,
     pub size: u64,

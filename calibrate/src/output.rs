@@ -1,7 +1,8 @@
 //! What a calibration writes: card.toml (the fabric's whole card with the fitted values, each
-//! saying how it was fitted and what the card said before), calibration.json (every number)
-//! and report.md (the table beside the fit, the fitted values and how well each is
-//! determined), one exporter per format, into a directory made whole or not at all.
+//! saying how it was fitted and what the card said before), calibration.json (every number),
+//! report.md (the table beside the fit, the fitted values and how well each is determined)
+//! and calibrate-FABRIC.svg and .png (the table and the fit drawn, [`crate::chart`]), one
+//! exporter per format, into a directory made whole or not at all.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -222,21 +223,26 @@ pub fn markdown(o: &Outcome) -> String {
     md
 }
 
-/// Writes card.toml, calibration.json and report.md into a new directory under `out`.
+/// Writes card.toml, calibration.json, report.md and the chart into a new directory under
+/// `out`.
 pub fn write(o: &Outcome, out: &Path) -> Result<PathBuf, CalibrateError> {
     let id = format!(
         "{}-calibrate-{}",
         results::run_dir::stamp(std::time::SystemTime::now()),
         o.fabric
     );
-    let files = [
-        ("card.toml", card(o)),
-        ("calibration.json", json(o)),
-        ("report.md", markdown(o)),
+    // Everything is rendered before the directory exists: a failure leaves nothing behind.
+    let chart = crate::chart::chart(&o.into());
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("card.toml".into(), card(o).into_bytes()),
+        ("calibration.json".into(), json(o).into_bytes()),
+        ("report.md".into(), markdown(o).into_bytes()),
+        (format!("{}.svg", chart.name), chart.svg()?.into_bytes()),
+        (format!("{}.png", chart.name), chart.png()?),
     ];
     let dir = RunDir::create(out, &id).map_err(CalibrateError::Unwritable)?;
-    for (name, text) in &files {
-        dir.write(Path::new(name), text.as_bytes())
+    for (name, bytes) in &files {
+        dir.write(Path::new(name), bytes)
             .map_err(|source| CalibrateError::Write {
                 path: dir.final_path().join(name),
                 source,

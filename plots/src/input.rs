@@ -50,7 +50,7 @@ impl Input {
         } else {
             return Err(bad(
                 "neither a run directory (no manifest.json) nor an autotune directory (no \
-                 autotune.json)"
+                 autotune.json) nor a calibration directory (no calibration.json)"
                     .into(),
             ));
         };

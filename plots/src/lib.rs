@@ -1,8 +1,9 @@
 //! plots draws fabbench's charts from stored runs: latency against size on log-log axes and
 //! bandwidth against size on a log-x axis with a line per run and fabric, latency percentiles
 //! per size as bands, HdrHistogram's percentile distribution at one size, mpptest curves with
-//! their breakpoints and fitted segments, speedup and efficiency of kernels run at several
-//! rank counts, and each autotune decision's sweep. Each chart kind ([`kinds`]) turns runs
+//! their breakpoints and fitted segments, application kernels' rates and compute/communication
+//! split as bars, speedup, efficiency and split of kernels run at several rank counts, and
+//! each autotune decision's sweep. Each chart kind ([`kinds`]) turns runs
 //! into a [`figure::Figure`], plain data a test can inspect; [`render`] alone draws figures
 //! with plotters, as SVG or PNG, in a bundled font ([`font`]) so text renders on machines
 //! without system fonts; [`output`] writes them, each file complete or not at all.

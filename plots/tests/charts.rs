@@ -413,19 +413,26 @@ fn scaling_shows_speedup_and_efficiency_against_the_ideal() {
         assert!((g.1 - w.1).abs() < 1e-9, "{g:?} vs {w:?}");
     }
     for (g, w) in eff.lines[0].points.iter().zip(want) {
-        assert!((g.1 - w.1 / w.0).abs() < 1e-9, "{g:?}");
+        assert!((g.1 - 100.0 * w.1 / w.0).abs() < 1e-9, "{g:?}");
     }
     assert_eq!(speedup.lines[0].name, "shm class=S kernel=ep");
     let ideal = speedup.lines.last().unwrap();
     assert_eq!(ideal.points, vec![(1.0, 1.0), (8.0, 8.0)]);
-    assert_eq!(eff.levels[0].y, 1.0);
+    // Speedups 1 to 8 within a decade: linear, from zero.
+    assert_eq!(speedup.y.scale, Scale::Linear);
+    // The ideal efficiency is a legend entry: a level's label would print over the first
+    // point, where every kernel is at 100 %.
+    let ideal = eff.lines.last().unwrap();
+    assert_eq!(ideal.name, "ideal (100 %)");
+    assert_eq!(ideal.points, vec![(1.0, 100.0), (8.0, 100.0)]);
+    assert!(eff.levels.iter().all(|l| l.label.is_empty()));
     let svg = parse(&c.svg().unwrap());
     for t in [
         "speedup",
-        "parallel efficiency",
+        "parallel efficiency (%)",
         "ranks",
         "shm class=S kernel=ep",
-        "ideal",
+        "ideal (100 %)",
     ] {
         has_text(&svg, t);
     }

@@ -187,10 +187,12 @@ fn history_finds_the_step_where_the_send_overhead_grew() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let svg = std::fs::read_to_string(plots.join("history-latency-osu_latency-rapidio.svg"))
         .expect("a latency chart");
+    // 11 sizes are two panels of neighbouring sizes (6 and 5), each marking its lines' change.
     assert!(
-        svg.contains("rev3") && svg.contains("(11 lines)"),
-        "the change is marked"
+        svg.contains("rev3") && svg.contains("(6 lines)") && svg.contains("(5 lines)"),
+        "the change is marked in both panels"
     );
+    assert!(svg.contains("sizes 1 to 32") && svg.contains("sizes 64 to 1K"));
     assert_eq!(files(&plots).len(), 1);
 
     // The latest entries sit on the regressed level: CI on the main branch fails ...

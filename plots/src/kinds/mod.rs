@@ -2,7 +2,9 @@
 //! else; adding a kind is one module plus one line in [`all`].
 
 pub mod autotune;
+pub mod bars;
 pub mod distribution;
+pub mod kernels;
 pub mod mpptest;
 pub mod percentiles;
 pub mod scaling;
@@ -27,6 +29,7 @@ pub fn all(runs: &[&Run], outcomes: &[&Outcome], opts: &Options) -> Result<Vec<C
     out.extend(distribution::charts(&curves, opts.hist_size)?);
     out.extend(mpptest::charts(&curves));
     out.extend(scaling::charts(&curves));
+    out.extend(kernels::charts(&curves));
     for o in outcomes {
         out.extend(autotune::charts(o));
     }
