@@ -206,5 +206,7 @@ mod tests {
         assert_eq!(e.lines[1].points.len(), 1);
         assert!(c.figure.subtitle.contains("worst error 10.0 %"));
         assert!(c.svg().unwrap().contains("error (%)"));
+        let layout = plots::layout::layout(&c.figure);
+        assert!(layout.problems().is_empty(), "{:#?}", layout.problems());
     }
 }

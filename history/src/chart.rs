@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use plots::figure::{Axis, Band, Corner, Line, Mark, Panel, Scale, Stroke, Ticks};
+use plots::figure::{Axis, Corner, Line, Mark, Panel, Scale, Stroke, Ticks};
 use plots::{Chart, Figure};
 
 use crate::format::percent;
@@ -142,7 +142,6 @@ fn figure(view: &View, suite: &str, fabric: &str, metric: &str, trends: &[&Trend
                 });
             }
             panel.marks = marks(group, &position);
-            room_for_labels(&mut panel, shown.len());
             panel
         })
         .collect();
@@ -168,39 +167,6 @@ fn figure(view: &View, suite: &str, fabric: &str, metric: &str, trends: &[&Trend
         ),
         panels,
     )
-}
-
-/// Widens the x axis to the right until every mark's label, written rightwards from its
-/// mark, ends inside the panel: the newest entry is where a change is most often marked, and
-/// its label would otherwise run off the image. The axis is widened by an invisible band (a
-/// figure has no other way to ask for room), by the share of the plotting width a label
-/// takes at the renderer's 13 px text (about 7.5 px a character, over about 780 px).
-fn room_for_labels(panel: &mut Panel, positions: usize) {
-    let last = positions.saturating_sub(1) as f64;
-    let lo = -0.04 * last.max(1.0);
-    let hi = panel
-        .marks
-        .iter()
-        .map(|m| {
-            let share = ((7.5 * m.label.chars().count() as f64 + 12.0) / 780.0).min(0.6);
-            (m.x - share * lo) / (1.0 - share)
-        })
-        .fold(last, f64::max);
-    // At a value the lines have, so the band leaves the y axis as it is.
-    let y = panel
-        .lines
-        .iter()
-        .flat_map(|l| l.points.first())
-        .map(|p| p.1)
-        .next();
-    if let (true, Some(y)) = (hi > last, y) {
-        panel.bands.push(Band {
-            name: String::new(),
-            points: vec![(0.0, y, y), (hi, y, y)],
-            colour: GREY,
-            opacity: 0.0,
-        });
-    }
 }
 
 /// Linear, or log when the lines' values span more than a factor of ten.
@@ -356,14 +322,15 @@ mod tests {
         assert_eq!(p.x.names, ["r5", "r6"]);
         assert_eq!(p.lines[0].points, [(0.0, 5.0), (1.0, 6.0)]);
         assert!(hl.figure.subtitle.starts_with("2 entries of the view's 7"));
-        // The change is marked at its position, with room on the right for its label.
+        // The change is marked at its position, on the last entry: its label is placed
+        // leftwards of the mark, inside the image.
         assert_eq!(p.marks[0].x, 1.0);
-        let widest = p
-            .bands
+        let layout = plots::layout::layout(&hl.figure);
+        assert!(layout.problems().is_empty(), "{:#?}", layout.problems());
+        assert!(layout
+            .texts
             .iter()
-            .flat_map(|b| b.points.iter().map(|q| q.0))
-            .fold(0.0, f64::max);
-        assert!(widest > 1.05, "{widest}");
+            .any(|t| t.role == plots::layout::Role::Label(0) && t.text == p.marks[0].label));
         let ra = charts
             .iter()
             .find(|c| c.name == "history-latency-osu_latency-rapidio")
@@ -401,6 +368,8 @@ mod tests {
         let few = view_of(&[30.0, 31.0]);
         assert_eq!(charts(&few)[0].figure.panels.len(), 1);
         assert!(c.svg().unwrap().contains("sizes 64 to 2K"));
+        let layout = plots::layout::layout(&c.figure);
+        assert!(layout.problems().is_empty(), "{:#?}", layout.problems());
     }
 
     #[test]

@@ -218,6 +218,11 @@ fn numbers(scale: Scale, values: &[f64]) -> Vec<String> {
                 decimals += 1;
             }
         }
+        // Powers of two down to 1/8 are short decimals (0.5, 0.25, 0.125); below that every
+        // fraction on the axis is written as one (1/16, not 0.0625 beside 0.5).
+        Scale::Log2 if values.iter().all(|&v| v >= 0.125) => {
+            values.iter().map(|&v| number(v)).collect()
+        }
         Scale::Log2 => values.iter().map(|&v| power_of_two(v)).collect(),
         _ => {
             let v: Vec<String> = values.iter().map(|&x| number(x)).collect();

@@ -607,6 +607,7 @@ fn every_chart_kind_keeps_the_layout_rules() {
         "percentiles",
         "distribution",
         "mpptest",
+        "kernels",
         "scaling",
         "autotune",
     ] {

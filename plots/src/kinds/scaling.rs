@@ -260,10 +260,7 @@ mod tests {
             .filter_map(|&v| axis::place(a.scale, v))
             .collect();
         let (lo, hi) = axis::range(&a, &placed);
-        let labels = axis::ticks_for(&a, lo, hi)
-            .into_iter()
-            .map(|t| axis::label(&a, t))
-            .collect();
+        let labels = axis::labels(&a, &axis::ticks_for(&a, lo, hi));
         (a.scale, labels)
     }
 
