@@ -282,7 +282,8 @@ impl Exporter for Html {
         out.push_str(&format!("<style>{STYLE}</style>\n</head>\n<body>\n"));
         out.push_str("<h1>fabbench report</h1>\n");
         out.push_str(&summary::html(report, &sections));
-        out.push_str(&runs_table(report));
+        // The numbers first, then the charts; what each column ran with (its whole run id,
+        // its settings) is reference matter, at the end.
         if !report.table.ratios.is_empty() {
             out.push_str(&marks_legend(report));
         }
@@ -299,6 +300,7 @@ impl Exporter for Html {
                 ));
             }
         }
+        out.push_str(&runs_table(report));
         out.push_str("</body>\n</html>\n");
         Ok(out.into_bytes())
     }

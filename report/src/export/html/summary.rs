@@ -127,7 +127,13 @@ pub fn html(report: &CrossRunReport, sections: &[Section<'_>]) -> String {
         if hosts.len() == 1 { "Host" } else { "Hosts" },
         escape(&hosts.join(", ")),
     );
-    item("Tables", escape(&crate::export::summary(report)));
+    item(
+        "Tables",
+        escape(&format!(
+            "{}; the columns' run ids and settings are at the end, under Columns and runs",
+            crate::export::summary(report)
+        )),
+    );
     if let Some(r) = t.reference {
         let names = distinct(
             &t.columns
@@ -192,13 +198,27 @@ fn against_reference(report: &CrossRunReport, sections: &[Section<'_>]) -> Strin
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n<ul class=\"basis\">\n");
+    // Ratios resting on the same thing against the same column are said in one line.
+    let mut lines: Vec<(usize, &str, Vec<&str>)> = Vec::new();
     for r in &t.ratios {
         let (c, a) = (&t.columns[r.column], &t.columns[r.against]);
+        let basis = ratio_basis(c, a);
+        match lines
+            .iter_mut()
+            .find(|(against, b, _)| *against == r.against && *b == basis)
+        {
+            Some((_, _, cols)) => cols.push(&c.label),
+            None => lines.push((r.against, basis, vec![&c.label])),
+        }
+    }
+    for (against, basis, cols) in lines {
         out.push_str(&format!(
-            "<li><b>{}</b> against <b>{}</b>: {}.</li>\n",
-            escape(&c.label),
-            escape(&a.label),
-            ratio_basis(c, a)
+            "<li>{} against <b>{}</b>: {basis}.</li>\n",
+            cols.iter()
+                .map(|l| format!("<b>{}</b>", escape(l)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            escape(&t.columns[against].label),
         ));
     }
     out.push_str(
