@@ -136,7 +136,7 @@ fn fabric_labels(inputs: &Inputs, cols: &[Column], counts_differ: bool) -> Vec<S
     let subjects: Vec<results::naming::Subject<'_>> = cols
         .iter()
         .map(|c| results::naming::Subject {
-            run: &inputs.get(c.input).run,
+            run: inputs.get(c.input).run,
             fabric: &c.fabric,
         })
         .collect();

@@ -16,7 +16,7 @@ pub fn bytes_text(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n;
     let mut u = 0;
-    while v >= 1024 && v % 1024 == 0 && u + 1 < UNITS.len() {
+    while v >= 1024 && v.is_multiple_of(1024) && u + 1 < UNITS.len() {
         v /= 1024;
         u += 1;
     }
