@@ -2,9 +2,9 @@
 //! title and subtitle lines that say which suite, fabrics and hosts a chart covers and which
 //! fabrics were emulated.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use results::model::{FabricRun, Series};
+use results::model::Series;
 use results::Run;
 
 /// One suite on one fabric in one run: a line on a chart.
@@ -14,45 +14,33 @@ pub struct Curve<'a> {
     pub series: &'a Series,
 }
 
-/// Legend names for `curves`, in order: the fabric, "(emulated)" when it was, "(partial
-/// run)" when its run ended before its last point; when one
-/// suite ran on a fabric in several runs, what tells them apart: the tunables whose values
-/// differ, else the run's time stamp.
+/// Legend names for `curves`, in order: the fabric, "(emulated)" when it was; when one suite
+/// ran on a fabric in several runs, what tells them apart, by the rule the report's columns
+/// follow too ([`results::naming`]: the tunables whose values differ, else the run's short
+/// stamp); "(partial)" when its run ended before its last point.
 pub fn names(curves: &[Curve<'_>]) -> Vec<String> {
-    let mut by_fabric: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
-    for (i, c) in curves.iter().enumerate() {
-        by_fabric
-            .entry((&c.series.suite, &c.series.fabric))
-            .or_default()
-            .push(i);
-    }
-    let mut out: Vec<String> = curves
+    let subjects: Vec<results::naming::Subject<'_>> = curves
         .iter()
-        .map(|c| match c.run.partial_reason() {
-            Some(_) => format!("{} (partial run)", fabric_words(c.series)),
-            None => fabric_words(c.series),
+        .map(|c| results::naming::Subject {
+            run: c.run,
+            fabric: &c.series.fabric,
         })
         .collect();
-    for same in by_fabric.values().filter(|v| v.len() > 1) {
-        let runs: BTreeSet<&str> = same
-            .iter()
-            .map(|&i| curves[i].run.manifest.run_id.as_str())
-            .collect();
-        let differing = differing_tunables(same.iter().map(|&i| curves[i]));
-        for &i in same {
-            let c = curves[i];
-            let tell = if !differing.is_empty() {
-                tunable_words(c, &differing)
-            } else if runs.len() > 1 {
-                stamp(&c.run.manifest.run_id)
-            } else {
-                // The same fabric twice in one run (a suite run twice): its position.
-                format!("#{}", i + 1)
-            };
-            out[i] = format!("{} · {tell}", out[i]);
-        }
-    }
-    out
+    let keys: Vec<(&str, &str)> = curves
+        .iter()
+        .map(|c| (c.series.suite.as_str(), c.series.fabric.as_str()))
+        .collect();
+    results::naming::names_grouped(&subjects, &keys)
+        .into_iter()
+        .zip(curves)
+        .map(
+            |(name, c)| match name.strip_prefix(c.series.fabric.as_str()) {
+                // The chart says which fabric ran emulated where the table has a column for it.
+                Some(rest) => format!("{}{rest}", fabric_words(c.series)),
+                None => name,
+            },
+        )
+        .collect()
 }
 
 /// "rapidio (emulated)" or "shm".
@@ -62,25 +50,6 @@ fn fabric_words(s: &Series) -> String {
     } else {
         s.fabric.clone()
     }
-}
-
-/// The tunables whose values differ between these curves' fabrics.
-fn differing_tunables<'a>(curves: impl Iterator<Item = Curve<'a>>) -> Vec<String> {
-    let fabrics: Vec<&FabricRun> = curves
-        .filter_map(|c| c.run.fabric(&c.series.fabric))
-        .collect();
-    results::model::differing_tunables(&fabrics)
-}
-
-fn tunable_words(c: Curve<'_>, names: &[String]) -> String {
-    let Some(f) = c.run.fabric(&c.series.fabric) else {
-        return String::new();
-    };
-    names
-        .iter()
-        .filter_map(|n| Some(format!("{n}={}", f.tunables.get(n)?.text())))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A run id's time stamp as a reader says it: 20261123T150735Z → 2026-11-23 15:07:35.

@@ -534,7 +534,7 @@ fn a_partial_run_is_marked_in_the_legend() {
         reason: "interrupted".into(),
         finished: Vec::new(),
     });
-    assert_eq!(curve(&run), ["rapidio (emulated) (partial run)"]);
+    assert_eq!(curve(&run), ["rapidio (emulated) (partial)"]);
 }
 
 /// The SVG's text elements with their anchor points: (text, x, y).

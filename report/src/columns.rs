@@ -1,6 +1,7 @@
 //! How `--by` turns the runs' fabrics into the report's columns and their labels. Every fabric
 //! of every run is one column (a column never merges two); `--by` only decides what its label
-//! says: the fabric, the run, or the tunable settings that tell the columns apart, and, when
+//! says: the fabric, the run, or the tunable settings that tell the columns apart (by the rule
+//! of [`results::naming`], which the charts' legends follow too), and, when
 //! the columns ran on different numbers of ranks (a scaling run's `-n 1,2,4`), the count as
 //! ` n=4`. Labels are made unique here, so every later step can key on them.
 
@@ -14,9 +15,11 @@ use crate::ReportError;
 /// What a column's label names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
-    /// The fabric: `shm`, or `shm@RUNID` when the fabric is in several runs.
+    /// The fabric: `shm`, or when the fabric is in several columns `shm · eager_limit=4KiB`
+    /// (the tunables that differ) or `shm · 03:28:23` (the run's short stamp).
     Fabric,
-    /// The run: its time stamp or id, or `fabric@RUN` when the run has several fabrics.
+    /// The run: its short stamp (`03:28:23`), or `shm · 03:28:23` when the run has several
+    /// fabrics.
     Run,
     /// The tunables whose values differ between the columns: `eager_limit=16KiB`.
     Tunable,
@@ -49,6 +52,9 @@ pub struct Column {
     pub host: String,
     pub start_time: String,
     pub settings_line: String,
+    /// The settings line's `name=value` words (the tunables that apply to its fabric): what
+    /// the HTML page splits into settings common to all columns and those that differ.
+    pub settings: Vec<String>,
 }
 
 impl Column {
@@ -80,6 +86,11 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
                 host: input.host().to_string(),
                 start_time: input.start_time().to_string(),
                 settings_line: f.settings_line.clone(),
+                settings: f
+                    .settings_line
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
             })
         })
         .collect();
@@ -101,50 +112,39 @@ pub fn columns(inputs: &Inputs, by: By) -> Result<Vec<Column>, ReportError> {
     Ok(cols)
 }
 
-/// What a label calls each input's run: its run id's time stamp (`20261123T150735Z`) when no
-/// other input's id starts with the same one, else the whole id. Run ids repeat the suites
-/// and fabrics, which the table's heading and the legend already say; a column of 60
-/// characters would hide the numbers.
+/// What a label calls each input's run: its short stamp ([`results::naming::short_stamps`]:
+/// `03:28:23`, with the date only when the runs span days), "(partial)" when it ended before
+/// its last point. The whole id is in the legend's table; in a column header it would hide
+/// the numbers.
 fn run_names(inputs: &Inputs) -> Vec<String> {
-    let stamp = |id: &str| results::run_dir::stamp_of(id).to_string();
     let ids: Vec<&str> = inputs.iter().map(|i| i.run_id()).collect();
-    ids.iter()
+    results::naming::short_stamps(&ids)
+        .into_iter()
         .zip(inputs.iter())
-        .map(|(id, input)| {
-            let s = stamp(id);
-            let name = if ids.iter().filter(|o| stamp(o) == s).count() == 1 {
-                s
-            } else {
-                id.to_string()
-            };
-            // A run that ended before its last point says so wherever it is named.
-            match input.partial() {
-                true => format!("{name} (partial)"),
-                false => name,
-            }
+        .map(|(name, input)| match input.partial() {
+            true => format!("{name} (partial)"),
+            false => name,
         })
         .collect()
 }
 
-/// The fabric, and its run when the fabric is in several runs. When the rank counts differ the
-/// count (added by the caller) already tells a scaling run's columns apart, so the run is named
-/// only for a fabric in several runs at the same count.
+/// The fabric, and when the fabric is in several columns what tells them apart
+/// ([`results::naming`], the rule the charts' legends follow). When the rank counts differ the
+/// count (added by the caller) already tells a scaling run's columns apart, so only columns of
+/// one fabric at one count are told apart further.
 fn fabric_labels(inputs: &Inputs, cols: &[Column], counts_differ: bool) -> Vec<String> {
-    let names = run_names(inputs);
-    let key = |c: &Column| (c.fabric.clone(), if counts_differ { c.ranks } else { 0 });
-    let mut runs_of: BTreeMap<(String, usize), BTreeSet<usize>> = BTreeMap::new();
-    for c in cols {
-        runs_of.entry(key(c)).or_default().insert(c.input);
-    }
-    cols.iter()
-        .map(|c| {
-            if runs_of[&key(c)].len() > 1 {
-                format!("{}@{}", c.fabric, names[c.input])
-            } else {
-                c.fabric.clone()
-            }
+    let subjects: Vec<results::naming::Subject<'_>> = cols
+        .iter()
+        .map(|c| results::naming::Subject {
+            run: inputs.get(c.input).run,
+            fabric: &c.fabric,
         })
-        .collect()
+        .collect();
+    let keys: Vec<(&str, usize)> = cols
+        .iter()
+        .map(|c| (c.fabric.as_str(), if counts_differ { c.ranks } else { 0 }))
+        .collect();
+    results::naming::names_grouped(&subjects, &keys)
 }
 
 fn run_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
@@ -152,8 +152,7 @@ fn run_labels(inputs: &Inputs, cols: &[Column]) -> Vec<String> {
     cols.iter()
         .map(|c| {
             if inputs.get(c.input).fabrics().len() > 1 {
-                // As --by fabric names a fabric of one run; a slash would read as a ratio.
-                format!("{}@{}", c.fabric, names[c.input])
+                format!("{}{}{}", c.fabric, results::naming::SEP, names[c.input])
             } else {
                 names[c.input].clone()
             }
@@ -193,20 +192,10 @@ fn tunable_labels(
             columns: cols.len(),
         });
     }
+    let differing: Vec<String> = differing.into_iter().collect();
     Ok(runs
         .iter()
-        .map(|r| {
-            differing
-                .iter()
-                .map(|n| {
-                    let v = r
-                        .and_then(|r| r.tunables.get(n))
-                        .map_or_else(|| "(unset)".to_string(), |t| t.text());
-                    format!("{n}={v}")
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
+        .map(|r| results::naming::tunable_words(*r, &differing))
         .collect())
 }
 
@@ -264,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn runs_are_named_by_their_time_stamp_unless_two_share_it() {
+    fn runs_are_named_by_their_short_stamp_and_numbered_when_two_share_it() {
         let inputs = Inputs::new(vec![
             (
                 "a".into(),
@@ -297,20 +286,14 @@ mod tests {
             .into_iter()
             .map(|c| c.label)
             .collect();
-        assert_eq!(
-            labels,
-            [
-                "20261123T150735Z",
-                "20261123T150801Z-osu_latency-shm",
-                "20261123T150801Z-osu_latency-shm-2"
-            ]
-        );
+        assert_eq!(labels, ["15:07:35", "15:08:01 #1", "15:08:01 #2"]);
         let labels: Vec<String> = columns(&inputs, By::Fabric)
             .unwrap()
             .into_iter()
             .map(|c| c.label)
             .collect();
-        assert_eq!(labels[0], "shm@20261123T150735Z");
+        // No tunable differs: the short stamp, as the charts' legends say it.
+        assert_eq!(labels[0], "shm · 15:07:35");
     }
 
     #[test]
@@ -320,7 +303,7 @@ mod tests {
             ("b".into(), run("B", &["shm"], &[])),
         ])
         .unwrap();
-        assert_eq!(labels(&inputs, By::Fabric), ["shm@A", "tcp", "shm@B"]);
+        assert_eq!(labels(&inputs, By::Fabric), ["shm · A", "tcp", "shm · B"]);
     }
 
     #[test]
@@ -348,7 +331,7 @@ mod tests {
             ("b".into(), run("B", &["shm"], &[])),
         ])
         .unwrap();
-        assert_eq!(labels(&inputs, By::Run), ["shm@A", "tcp@A", "B"]);
+        assert_eq!(labels(&inputs, By::Run), ["shm · A", "tcp · A", "B"]);
     }
 
     #[test]
@@ -486,7 +469,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             labels(&inputs, By::Fabric),
-            ["shm@A n=2", "tcp n=2", "shm@B n=2", "shm n=4"]
+            ["shm · A n=2", "tcp n=2", "shm · B n=2", "shm n=4"]
         );
         // Every run on the same count: the labels the other tests pin, without a count.
         let same = Inputs::new(vec![
@@ -494,13 +477,13 @@ mod tests {
             ("b".into(), on(run("B", &["shm"], &[]), 4)),
         ])
         .unwrap();
-        assert_eq!(labels(&same, By::Fabric), ["shm@A", "shm@B"]);
+        assert_eq!(labels(&same, By::Fabric), ["shm · A", "shm · B"]);
         assert_eq!(labels(&same, By::Run), ["A", "B"]);
     }
 
     #[test]
     fn a_fabric_listed_twice_still_gets_two_columns() {
         let inputs = Inputs::new(vec![("a".into(), run("A", &["shm", "shm"], &[]))]).unwrap();
-        assert_eq!(labels(&inputs, By::Fabric), ["shm", "shm #2"]);
+        assert_eq!(labels(&inputs, By::Fabric), ["shm · A #1", "shm · A #2"]);
     }
 }

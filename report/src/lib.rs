@@ -10,6 +10,7 @@ pub mod columns;
 pub mod error;
 pub mod export;
 pub mod input;
+pub mod mark;
 pub mod output;
 pub mod table;
 #[cfg(test)]

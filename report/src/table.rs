@@ -9,11 +9,15 @@
 //! value column per label in column order, then one `LABEL/REF` column per ratio. Rows are in
 //! the order the suites first appear in the inputs, then by metric, size and params.
 
+use std::collections::BTreeMap;
+
 use polars::lazy::frame::pivot::pivot_stable;
 use polars::prelude::{
     col, lit, when, Column as PlColumn, DataFrame, DataType, Expr, IntoLazy, JoinArgs, JoinType,
     JoinValidation, MaintainOrderJoin, PlSmallStr, SortMultipleOptions, NULL,
 };
+
+use bench_core::measure::Better;
 
 use crate::columns::Column;
 use crate::input::Inputs;
@@ -52,6 +56,9 @@ pub struct Table {
     pub ratios: Vec<Ratio>,
     /// The input the ratios are against.
     pub reference: Option<usize>,
+    /// Which way each suite's metric is better, as the runs recorded it: what a ratio's mark
+    /// reads (lower for a time, higher for a rate).
+    better: BTreeMap<(String, String), Better>,
     frame: DataFrame,
 }
 
@@ -167,6 +174,16 @@ impl Table {
         reference: Option<usize>,
     ) -> Result<Table, ReportError> {
         let long = Long::of(inputs);
+        let better = inputs
+            .iter()
+            .flat_map(|i| &i.run.series)
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .flat_map(|p| &p.metrics)
+                    .map(|m| ((s.suite.clone(), m.name.clone()), m.better))
+            })
+            .collect();
         if long.value.is_empty() {
             return Err(ReportError::Empty {
                 paths: inputs.paths(),
@@ -259,8 +276,16 @@ impl Table {
             columns,
             ratios,
             reference,
+            better,
             frame,
         })
+    }
+
+    /// Which way `metric` of `suite` is better; `None` for one no run measured.
+    pub fn better(&self, suite: &str, metric: &str) -> Option<Better> {
+        self.better
+            .get(&(suite.to_string(), metric.to_string()))
+            .copied()
     }
 
     /// The wide frame (see the module's documentation for its columns).
@@ -392,13 +417,16 @@ mod tests {
         let t = table(&inputs, By::Fabric, Some(0));
         let labels: Vec<&str> = t.ratios.iter().map(|r| r.label.as_str()).collect();
         // bxi is not in the reference run: against its first column.
-        assert_eq!(labels, ["tcp@B/tcp@A", "shm@B/shm@A", "bxi/shm@A"]);
+        assert_eq!(
+            labels,
+            ["tcp · B/tcp · A", "shm · B/shm · A", "bxi/shm · A"]
+        );
         let rows = t.rows().unwrap();
         assert_eq!(rows[0].ratios, [Some(2.0), Some(3.0), Some(4.0)]);
         // The reference may be any input, not only the first.
         let t = table(&inputs, By::Fabric, Some(1));
         let labels: Vec<&str> = t.ratios.iter().map(|r| r.label.as_str()).collect();
-        assert_eq!(labels, ["shm@A/shm@B", "tcp@A/tcp@B"]);
+        assert_eq!(labels, ["shm · A/shm · B", "tcp · A/tcp · B"]);
         assert_eq!(t.rows().unwrap()[0].ratios, [Some(1.0 / 3.0), Some(0.5)]);
     }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod format;
 pub mod hdr;
 pub mod model;
+pub mod naming;
 pub mod read;
 pub mod run_dir;
 pub mod scaling;

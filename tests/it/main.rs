@@ -23,4 +23,5 @@ mod list;
 mod options;
 mod plot;
 mod report;
+mod report_page;
 mod run;

@@ -87,16 +87,16 @@ fn id(dir: &Path) -> String {
     dir.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// How a report names runs `x` and `y` given together: by their run ids' time stamps, or by
-/// the whole ids when the two started in the same second.
+/// How a report names runs `x` and `y` given together: by their short stamps (the naming
+/// rule the charts share, tested on its own in results::naming), numbered when the two started
+/// in the same second.
 fn labels(x: &Path, y: &Path) -> (String, String) {
     let (a, b) = (id(x), id(y));
-    let stamp = |i: &str| i.split('-').next().unwrap().to_string();
-    if stamp(&a) == stamp(&b) {
-        (a, b)
-    } else {
-        (stamp(&a), stamp(&b))
-    }
+    let mut v = results::naming::short_stamps(&[&a, &b]).into_iter();
+    let (a, b) = (v.next().unwrap(), v.next().unwrap());
+    // The short stamp is the time of day: no longer than that, nor the whole id.
+    assert!(!a.contains('T'), "{a}");
+    (a, b)
 }
 
 fn s(p: &Path) -> &str {
@@ -285,8 +285,8 @@ fn by_fabric_names_the_run_only_for_a_fabric_in_several() {
     ]);
     ok(&o);
     let (header, rows) = parse_csv(&stdout(&o));
-    let ra = format!("rapidio@{a}");
-    let rc = format!("rapidio@{c}");
+    let ra = format!("rapidio · {a}");
+    let rc = format!("rapidio · {c}");
     assert_eq!(
         header[5..],
         [ra.clone(), rc.clone(), "bxi".into(), format!("{ra}/{rc}")]
@@ -315,7 +315,10 @@ fn by_run_names_the_fabric_only_for_a_run_with_several() {
     let o = report(&[s(&r.a), s(&r.c), "--by", "run", "--format", "csv"]);
     ok(&o);
     let (header, _) = parse_csv(&stdout(&o));
-    assert_eq!(header[5..], [a, format!("rapidio@{c}"), format!("bxi@{c}")]);
+    assert_eq!(
+        header[5..],
+        [a, format!("rapidio · {c}"), format!("bxi · {c}")]
+    );
 }
 
 #[test]
@@ -414,7 +417,15 @@ fn the_text_table_has_a_legend_and_a_table_per_suite() {
         "{out}"
     );
     let table = out.split("# osu_latency: latency (us)\n").nth(1).unwrap();
-    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    // Columns are two spaces apart at least; a label may hold one (`15:08:01 #2`).
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
     let ratio = format!("{b}/{a}");
     assert_eq!(header, ["size", &a, &b, &ratio]);
     let (sa, sb) = (summary(&r.a), summary(&r.b));
@@ -524,7 +535,7 @@ fn markdown_has_the_legend_tables_and_links_only_to_written_figures() {
 #[test]
 fn html_is_one_standalone_page() {
     let r = runs();
-    let (a, c) = labels(&r.a, &r.c);
+    let (a, _) = labels(&r.a, &r.c);
     let out_dir = scratch("report-html");
     let file = out_dir.join("report.html");
     let o = report(&[
@@ -550,23 +561,41 @@ fn html_is_one_standalone_page() {
         assert!(!html.contains(external), "{external} in the page");
     }
     assert!(
-        html.contains("<h2>osu_latency: latency (us)</h2>"),
+        html.contains("<h2>osu_latency: latency (us) <small>· lower is better</small></h2>"),
         "{html}"
     );
-    assert!(html.contains("<h2>osu_bw: bandwidth (MB/s)</h2>"), "{html}");
     assert!(
-        html.contains(&format!("<th>rapidio@{c}/rapidio@{a}</th>")),
+        html.contains("<h2>osu_bw: bandwidth (MB/s) <small>· higher is better</small></h2>"),
         "{html}"
     );
+    // Every ratio is against A's rapidio: it heads the ratios, named as the columns are.
+    assert!(
+        html.contains(&format!("class=\"group\">ratio to rapidio · {a}</th>")),
+        "{html}"
+    );
+    // The full run ids, once each, in the table of columns.
+    for dir in [&r.a, &r.c] {
+        let cell = format!("<td class=\"id\">{}</td>", id(dir));
+        assert!(html.contains(&cell), "{cell} in {html}");
+    }
     let k = |f: &str| ("osu_latency".to_string(), f.to_string(), 64u64);
     let (sa, sc) = (summary(&r.a), summary(&r.c));
+    // A latency ratio below 1 is better (a sign and a class, not colour alone).
+    let marked = |ratio: f64| {
+        let (class, sign) = match (format!("{ratio:.3}") == "1.000", ratio < 1.0) {
+            (true, _) => ("same", "="),
+            (false, true) => ("better", "▲"),
+            (false, false) => ("worse", "▼"),
+        };
+        (class, format!("{sign} {ratio:.3}"))
+    };
+    let (m1, t1) = marked(sc[&k("rapidio")] / sa[&k("rapidio")]);
+    let (m2, t2) = marked(sc[&k("bxi")] / sa[&k("rapidio")]);
     let row = format!(
-        "<tr><td class=\"num\">64</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.3}</td><td class=\"num\">{:.3}</td></tr>",
+        "<tr><th class=\"idx num\">64</th><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num ratio {m1} first\">{t1}</td><td class=\"num ratio {m2}\">{t2}</td></tr>",
         sa[&k("rapidio")],
         sc[&k("rapidio")],
         sc[&k("bxi")],
-        sc[&k("rapidio")] / sa[&k("rapidio")],
-        sc[&k("bxi")] / sa[&k("rapidio")],
     );
     assert!(html.contains(&row), "{row} not in {html}");
 }
