@@ -121,6 +121,10 @@ pub enum Stroke {
     DashedMarked,
 }
 
+/// The colour index of near-black, for data drawn over the palette (a percentile chart's
+/// median over its bands).
+pub const INK: usize = usize::MAX;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     /// The legend entry; empty for a line without one (a fit drawn in its data's colour).

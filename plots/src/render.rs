@@ -34,8 +34,7 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Near-black for data drawn over the palette (a percentile chart's median).
-pub const INK: usize = usize::MAX;
+pub use crate::figure::INK;
 
 fn rgb(i: usize) -> RGBColor {
     if i == INK {

@@ -4,7 +4,7 @@
 //! flat on zero), and palette entries past the palette's end are told apart by a dashed
 //! stroke rather than a repeated colour.
 
-use crate::figure::{Panel, Scale, Stroke, Ticks};
+use crate::figure::{Panel, Scale, Stroke, Ticks, INK};
 
 /// How many distinct colours the palette holds; lines past it are drawn dashed.
 pub const PALETTE_SIZE: usize = 10;
@@ -17,7 +17,7 @@ pub fn resolve(p: &Panel) -> Panel {
         out.y.from_zero = false;
     }
     for l in &mut out.lines {
-        if l.colour >= PALETTE_SIZE {
+        if l.colour >= PALETTE_SIZE && l.colour != INK {
             l.stroke = match l.stroke {
                 Stroke::Solid => Stroke::Dashed,
                 Stroke::SolidMarked => Stroke::DashedMarked,
@@ -88,5 +88,9 @@ mod tests {
         assert_eq!(resolve(&p).lines[0].stroke, Stroke::Dashed);
         p.lines[0].stroke = Stroke::SolidMarked;
         assert_eq!(resolve(&p).lines[0].stroke, Stroke::DashedMarked);
+        // Near-black is no palette entry: it stays as given.
+        p.lines[0].colour = INK;
+        p.lines[0].stroke = Stroke::Solid;
+        assert_eq!(resolve(&p).lines[0].stroke, Stroke::Solid);
     }
 }
