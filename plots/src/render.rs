@@ -161,7 +161,24 @@ fn darker(c: RGBColor) -> RGBColor {
     RGBColor(f(c.0), f(c.1), f(c.2))
 }
 
+/// One panel, back to front: grid, shaded ranges, bands, levels, lines, marks, axes, then the
+/// legend's samples (the texts are painted after every panel).
 fn paint_panel<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    grid(p, root)?;
+    spans(p, root)?;
+    bands(p, root)?;
+    levels(p, root)?;
+    lines(p, root)?;
+    marks(p, root)?;
+    axes(p, root)?;
+    keys(p, root)
+}
+
+/// Grid lines and tick marks at the kept ticks.
+fn grid<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
@@ -182,10 +199,18 @@ where
         line(root, &[(left, y), (right, y)], grid.stroke_width(1))?;
         line(root, &[(left - 5.0, y), (left, y)], BLACK.stroke_width(1))?;
     }
-    let panel = &p.panel;
-    let (xs, ys) = (panel.x.scale, panel.y.scale);
+    Ok(())
+}
 
-    for s in &panel.spans {
+/// Shaded x ranges, the plot's full height (at least 2 px wide, so a one-value range shows).
+fn spans<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let r = p.plot;
+    let (_left, top, _right, bottom) = (r.x, r.y, r.right(), r.bottom());
+    let xs = p.panel.x.scale;
+    for s in &p.panel.spans {
         let (Some(a), Some(b)) = (axis::place(xs, s.from), axis::place(xs, s.to)) else {
             continue;
         };
@@ -200,7 +225,15 @@ where
         .map_err(draw_error)?;
     }
 
-    for b in &panel.bands {
+    Ok(())
+}
+
+/// Filled regions between two curves.
+fn bands<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    for b in &p.panel.bands {
         let upper: Vec<(f64, f64)> = b
             .points
             .iter()
@@ -223,7 +256,18 @@ where
         .map_err(draw_error)?;
     }
 
-    for lv in &panel.levels {
+    Ok(())
+}
+
+/// Reference levels, dashed across the plot.
+fn levels<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let r = p.plot;
+    let (left, _top, right, _bottom) = (r.x, r.y, r.right(), r.bottom());
+    let ys = p.panel.y.scale;
+    for lv in &p.panel.levels {
         let Some(t) = axis::place(ys, lv.y) else {
             continue;
         };
@@ -237,7 +281,15 @@ where
         )?;
     }
 
-    for l in &panel.lines {
+    Ok(())
+}
+
+/// The data lines, dashed or marked as their stroke says.
+fn lines<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    for l in &p.panel.lines {
         let pts: Vec<(f64, f64)> = l.points.iter().filter_map(|&(x, y)| p.at(x, y)).collect();
         if pts.is_empty() {
             continue;
@@ -267,7 +319,18 @@ where
         }
     }
 
-    for m in &panel.marks {
+    Ok(())
+}
+
+/// Vertical marks across the plot.
+fn marks<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let r = p.plot;
+    let (_left, top, _right, bottom) = (r.x, r.y, r.right(), r.bottom());
+    let xs = p.panel.x.scale;
+    for m in &p.panel.marks {
         let Some(t) = axis::place(xs, m.x) else {
             continue;
         };
@@ -279,13 +342,30 @@ where
         }
     }
 
-    // The frame's left and bottom edges: the axes.
+    Ok(())
+}
+
+/// The frame's left and bottom edges: the axes.
+fn axes<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let r = p.plot;
+    let (left, top, right, bottom) = (r.x, r.y, r.right(), r.bottom());
     line(
         root,
         &[(left, top), (left, bottom), (right, bottom)],
         BLACK.stroke_width(1),
     )?;
 
+    Ok(())
+}
+
+/// The legend's samples, drawn as their data are.
+fn keys<DB: DrawingBackend>(p: &PanelLayout, root: &Area<'_, DB>) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
     for k in &p.keys {
         let (x, y) = (k.x, k.y);
         match k.swatch {
