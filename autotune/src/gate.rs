@@ -269,7 +269,7 @@ fn fault(v: &Verification, tol: f64, exact: bool) -> Option<Fault> {
     let clear = exact || worst.high < 0.0;
     (worst.gain < -tol).then(|| Fault {
         what: format!(
-            "{} {:.1} % on {} at {} (median {} against {} {} with the defaults; 95 % interval of the gain {:+.1} % to {:+.1} %), beyond the {:.1} % tolerance",
+            "{} {:.1} % on {} at {} (median {} against {} {} with the defaults; {}), beyond the {:.1} % tolerance",
             if clear {
                 "loses"
             } else {
@@ -281,8 +281,15 @@ fn fault(v: &Verification, tol: f64, exact: bool) -> Option<Fault> {
             short(worst.tuned_value),
             short(worst.default_value),
             worst.unit,
-            worst.low * 100.0,
-            worst.high * 100.0,
+            if exact {
+                "exact, virtual time".to_string()
+            } else {
+                format!(
+                    "95 % interval of the gain {:+.1} % to {:+.1} %",
+                    worst.low * 100.0,
+                    worst.high * 100.0
+                )
+            },
             tol * 100.0
         ),
         worst: worst.gain,
