@@ -66,6 +66,7 @@ RUN_ELSEWHERE = {
     "cargo build --release && scripts/reframe-check.sh": ".ci/run's ReFrame step",
     "cargo test --release -p autotune --test against_exhaustive -- --ignored": ".ci/run's step for the tests that take minutes",
     "cargo test --release --test it -- --ignored calibrate::the_rapidio_paper": ".ci/run's step for the tests that take minutes",
+    "cargo test --release --test it -- --ignored autotune::the_hyperlink_profile_runs_to_4_mib": ".ci/run's step for the tests that take minutes",
     # docs/characterise.md's worked example is the paper-fit test's own command line.
     "fabbench calibrate --fabric rapidio --from tests/data/rapidio-paper.csv --set rapidio.dq_channels=on"
     " --params send_overhead_ns,recv_overhead_ns,latency_ns,copy_mbps,dq_message_ns,dq_program_ns,dq_ring_entries,eager_limit"

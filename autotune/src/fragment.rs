@@ -165,6 +165,7 @@ pub fn tune(
             candidates,
             of: cands.len(),
         }),
+        withheld: None,
     }))
 }
 

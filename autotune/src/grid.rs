@@ -5,6 +5,12 @@
 /// How many steps a gap between neighbouring coarse sizes is divided into.
 pub const STEPS_PER_OCTAVE: u64 = 8;
 
+/// The largest size a deployed profile is verified to: OSU's default largest message (the
+/// suggested `fabbench run` goes that far), or the tuning's own when larger.
+pub fn verified_top(hi: u64) -> u64 {
+    hi.max(suites::osu::DEFAULT_MAX_SIZE)
+}
+
 /// `lo`, `2 lo`, `4 lo` ... up to `hi`.
 pub fn coarse(lo: u64, hi: u64) -> Vec<u64> {
     let mut out = Vec::new();

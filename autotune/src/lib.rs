@@ -8,7 +8,10 @@
 //! between neighbouring sizes and confirming by measurement; an on/off setting by an A/B with
 //! a statistical test on the raw samples; a fragment size by a bounded search on
 //! large-message bandwidth. Every value within a tolerance of the best is reported, and the
-//! winner is verified against the defaults on the full size sweep. What was found is an
+//! winners pass a gate before a profile holds them: verified together against the defaults
+//! over the full default size range (failing or losing beyond the tolerance at any size, or
+//! unconfirmed, keeps the default; see [`gate`]). A switch is judged only at the sizes where
+//! the fabric says its mechanism acts. What was found is an
 //! [`Outcome`]; the profile, the MPI library's own files, `autotune.json` and a Markdown
 //! report are exported from it.
 
@@ -16,6 +19,7 @@ pub mod error;
 pub mod exhaustive;
 pub mod export;
 mod fragment;
+pub mod gate;
 pub mod grid;
 pub mod measure;
 pub mod outcome;

@@ -275,6 +275,7 @@ impl<'a> Bench<'a> {
                     unit: p0.unit.clone(),
                     cost_us: bench_core::stats::two_sample::median(&samples_us),
                     samples_us,
+                    rate: p0.rate,
                 }
             })
             .collect();
@@ -331,6 +332,7 @@ fn measured_point(p: &Point) -> MeasuredPoint {
             cost(p.headline())
         },
         samples_us,
+        rate: matches!(metric.derive, Derivation::Rate { .. }),
     }
 }
 

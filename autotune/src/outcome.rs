@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The version of `autotune.json`'s layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `deployed` (what the profile holds, after the gate) beside `chosen` (what the search
+/// found), each decision's `withheld`, the gate's trials, a switch's `not_applicable`, and
+/// the verification's values as medians.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole autotune run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,8 +44,16 @@ pub struct Outcome {
     pub skipped: Vec<String>,
     /// Each tuned parameter's value before tuning (the default in force).
     pub defaults: BTreeMap<String, String>,
-    /// Each tuned parameter's chosen value.
+    /// Each tuned parameter's value as the search chose it.
     pub chosen: BTreeMap<String, String>,
+    /// What the profile holds: each chosen value that passed the gate (the whole profile
+    /// verified against the defaults over the full default size range, no failure and no loss
+    /// beyond the tolerance at any size, and confirmed), else the default.
+    #[serde(default)]
+    pub deployed: BTreeMap<String, String>,
+    /// Each set of values the gate verified, in order, and its verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate: Vec<GateTrial>,
     pub decisions: Vec<Decision>,
     /// What re-checking each switch at the tuned threshold and fragment size found.
     pub interactions: Vec<String>,
@@ -52,6 +63,18 @@ pub struct Outcome {
     /// Anything else a reader should know (an exhaustive sweep's comparison).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// The values a profile holds: `deployed`, or for an outcome written before the gate
+    /// existed (schema 1), `chosen`.
+    pub fn deployed_values(&self) -> &BTreeMap<String, String> {
+        if self.deployed.is_empty() {
+            &self.chosen
+        } else {
+            &self.deployed
+        }
+    }
 }
 
 /// Time and runs an autotune used.
@@ -97,6 +120,21 @@ pub struct MeasuredPoint {
     pub cost_us: f64,
     /// Per-iteration costs, microseconds per message: what the statistical tests use.
     pub samples_us: Vec<f64>,
+    /// Whether the suite reports a rate (MB/s, higher is better) rather than a time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rate: bool,
+}
+
+impl MeasuredPoint {
+    /// The median cost in the suite's own unit: the statistic every verdict is made on, as
+    /// a table shows it beside the verdict.
+    pub fn median_value(&self) -> f64 {
+        if self.rate {
+            self.size.max(1) as f64 / self.cost_us
+        } else {
+            self.cost_us
+        }
+    }
 }
 
 /// One parameter's decision.
@@ -115,6 +153,22 @@ pub struct Decision {
     /// One or two sentences a user reads: why this value.
     pub why: String,
     pub evidence: Evidence,
+    /// Why the chosen value is not deployed (the profile keeps the default), when it is not:
+    /// "not confirmed: ...", "fails on osu_bw from 2MiB ...", "loses 43.2 % on osu_bw at 1MiB".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+/// One verification of a set of values against the defaults, as the gate ran it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateTrial {
+    /// The values that differ from the defaults (NAME=VALUE).
+    pub settings: Vec<String>,
+    pub passed: bool,
+    /// What decided: "no failure, no loss beyond 2.0 % at any size", or the first fault.
+    pub why: String,
+    /// Indices into [`Outcome::verification`] of this trial's per-workload comparisons.
+    pub verifications: Vec<usize>,
 }
 
 /// The measurements and fits behind a decision.
@@ -180,6 +234,11 @@ pub struct SwitchEvidence {
     pub ranges: Vec<String>,
     /// Geometric mean over sizes of cost(second) / cost(first).
     pub mean_ratio: f64,
+    /// The sizes the switch was not judged at, because its mechanism does not act there (the
+    /// fabric says where it does), and why: "1-4KiB: not applicable (single copy moves
+    /// rendezvous messages only, those above eager_limit=4KiB)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
 }
 
 /// The A/B at one size.
@@ -223,16 +282,26 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     pub workload: String,
+    /// The values verified (NAME=VALUE, those that differ from the defaults).
+    #[serde(default)]
+    pub settings: Vec<String>,
+    /// Why a side's run failed, when one did: the sizes past it have no gain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
     pub default_measurement: usize,
     pub tuned_measurement: usize,
     pub per_size: Vec<Gain>,
 }
 
-/// The expected gain at one size: `cost(default) / cost(tuned) - 1` (0.10 is 10 % faster).
+/// The expected gain at one size: `cost(default) / cost(tuned) - 1` (0.10 is 10 % faster),
+/// the costs being medians over iterations: the values shown are the same medians in the
+/// suite's unit, so a row never reads opposite to its gain.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gain {
     pub size: u64,
+    /// Median, in the suite's unit (us, MB/s).
     pub default_value: f64,
+    /// Median, in the suite's unit.
     pub tuned_value: f64,
     pub unit: String,
     pub gain: f64,

@@ -151,6 +151,18 @@ impl Tuning {
         self.def.kind == FabricKind::Emulated
     }
 
+    /// The settings in force with `pairs` (NAME, VALUE) over the base: what the fabric is
+    /// asked about (where a switch acts). A value the registry refuses is left out; every
+    /// value autotune sets came from the registry's own text.
+    pub fn settings_with(&self, pairs: &[(String, String)]) -> Settings {
+        let registry = registry::registry(&[]);
+        let mut s = self.base.clone();
+        for (k, v) in pairs {
+            let _ = s.set(&registry, k, v, bench_core::tunables::Source::Cli);
+        }
+        s
+    }
+
     pub fn param(&self, role: Role) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(move |p| p.role == role)
     }

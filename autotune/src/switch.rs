@@ -36,7 +36,39 @@ pub fn tune(
 ) -> Result<Decision, Halt> {
     let pair = switch_values(&p.name).expect("a switch");
     let (lo, hi) = bench.tuning.sizes;
-    let sizes = grid::coarse(lo, hi);
+    // Judged only where the switch's mechanism acts, as the fabric says under the settings in
+    // force, and up to the largest size a deployed profile is verified to: a value that fails
+    // there (hyperlink without its drain thread, beyond the window) must lose here, not later.
+    let t = bench.tuning;
+    let reach = (t.def.switch_reach)(&p.name, &t.settings_with(fixed));
+    let swept = grid::coarse(lo, grid::verified_top(hi));
+    let sizes: Vec<u64> = swept
+        .iter()
+        .copied()
+        .filter(|s| reach.acts_at(*s))
+        .collect();
+    let not_applicable = swept
+        .iter()
+        .copied()
+        .take_while(|s| !reach.acts_at(*s))
+        .last()
+        .map(|last| {
+            format!(
+                "{}-{}: not applicable ({})",
+                format_size(swept[0]),
+                format_size(last),
+                reach.why
+            )
+        });
+    if sizes.is_empty() {
+        return Ok(inapplicable(
+            p,
+            &swept,
+            &reach.why,
+            not_applicable,
+            workloads[0],
+        ));
+    }
     let mut sides: Vec<(&'static str, String, Side)> = Vec::new();
     // A default that is neither value (single_copy=auto: the engine decides per peer and
     // size) is itself the A side; it meets the fixed value that does best against it.
@@ -99,6 +131,8 @@ pub fn tune(
     let tol = bench.tuning.tolerance;
     let (chosen, near, why) = match (&fa, &fb) {
         (Some(f), Some(g)) => {
+            let mut ev = per_workload.swap_remove(decisive);
+            ev.not_applicable = not_applicable;
             return Ok(kept(
                 p,
                 format!(
@@ -114,8 +148,8 @@ pub fn tune(
                     format_size(g.1),
                     g.2
                 ),
-                per_workload.swap_remove(decisive),
-            ))
+                ev,
+            ));
         }
         (Some((w, size, why)), None) => (
             values[1].to_string(),
@@ -215,7 +249,12 @@ pub fn tune(
             }
         }
     };
-    let ev = per_workload.swap_remove(decisive);
+    let mut ev = per_workload.swap_remove(decisive);
+    let mut why = why;
+    if let Some(na) = &not_applicable {
+        why.push_str(&format!("; not judged at {na}"));
+    }
+    ev.not_applicable = not_applicable;
     let confidence = confidence(bench, &ev, &fa.or(fb));
     bench.decided(&format!("{}: {chosen}", p.name));
     Ok(Decision {
@@ -227,6 +266,7 @@ pub fn tune(
         confidence,
         why,
         evidence: Evidence::Switch(ev),
+        withheld: None,
     })
 }
 
@@ -351,6 +391,7 @@ fn compare(
         mean_ratio: geomean(&ratios),
         per_size,
         ranges,
+        not_applicable: None,
     }
 }
 
@@ -410,6 +451,46 @@ fn confidence(
     )
 }
 
+/// A switch whose mechanism acts at none of the sizes swept: nothing to judge, the default
+/// stays.
+fn inapplicable(
+    p: &Param,
+    swept: &[u64],
+    why: &str,
+    not_applicable: Option<String>,
+    workload: &str,
+) -> Decision {
+    let pair = switch_values(&p.name).expect("a switch");
+    let keep = if p.default.is_empty() {
+        pair[0].to_string()
+    } else {
+        p.default.clone()
+    };
+    Decision {
+        param: p.name.clone(),
+        role: "switch".into(),
+        default: p.default.clone(),
+        chosen: keep.clone(),
+        near_equal: Vec::new(),
+        confidence: "not applicable".into(),
+        why: format!(
+            "not applicable at any size from {} to {} ({why}); kept {keep}",
+            format_size(swept.first().copied().unwrap_or(0)),
+            format_size(swept.last().copied().unwrap_or(0))
+        ),
+        evidence: Evidence::Switch(SwitchEvidence {
+            workload: workload.to_string(),
+            values: [pair[0].to_string(), pair[1].to_string()],
+            measurements: [0, 0],
+            per_size: Vec::new(),
+            ranges: Vec::new(),
+            mean_ratio: 1.0,
+            not_applicable,
+        }),
+        withheld: None,
+    }
+}
+
 fn kept(p: &Param, why: String, ev: SwitchEvidence) -> Decision {
     Decision {
         param: p.name.clone(),
@@ -420,6 +501,7 @@ fn kept(p: &Param, why: String, ev: SwitchEvidence) -> Decision {
         confidence: "none".into(),
         why,
         evidence: Evidence::Switch(ev),
+        withheld: None,
     }
 }
 

@@ -351,6 +351,7 @@ pub fn tune(
         confidence,
         why,
         evidence: Evidence::Threshold(evidence),
+        withheld: None,
     })
 }
 
@@ -497,6 +498,7 @@ fn failed_decision(p: &Param, why: &str) -> Decision {
             confirmation: None,
             confirmed: None,
         }),
+        withheld: None,
     }
 }
 

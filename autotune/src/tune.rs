@@ -1,26 +1,25 @@
 //! One autotune from request to [`Outcome`]: the switches at the defaults first (they change
 //! what the other settings are measured against), then the fragment size and the threshold
 //! with the switches at their chosen values, then each switch re-checked at the tuned
-//! threshold (the report says whether that changed anything), and last the verification of
-//! everything chosen against the defaults on the full size sweep. The search gets most of the
-//! budget and the verification the rest; when the budget runs out a step decides with what
-//! it has and the outcome says so.
+//! threshold (the report says whether that changed anything), and last the gate: everything
+//! chosen verified against the defaults over the full default size range, and only what
+//! passes deployed ([`crate::gate`]). The search gets most of the budget and the gate the
+//! rest; when the budget runs out a step decides with what it has and the outcome says so
+//! (a value the gate could not verify is not deployed).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::TuneError;
 use crate::fragment::{self, Skip};
-use crate::grid;
 use crate::measure::{Bench, Halt, Observer};
-use crate::outcome::{Decision, Evidence, Gain, Outcome, Verification, SCHEMA_VERSION};
+use crate::outcome::{Decision, Outcome, SCHEMA_VERSION};
 use crate::params::Role;
 use crate::request::{Request, Tuning};
-use crate::{switch, threshold};
-use bench_core::stats::two_sample as stats;
+use crate::{gate, switch, threshold};
 
 /// Share of the budget the search may use; the rest is kept for the verification.
-const SEARCH_SHARE: f64 = 0.8;
+const SEARCH_SHARE: f64 = 0.6;
 
 /// Checks `req`, measures, decides, verifies. Nothing is written: see [`crate::export`].
 pub fn autotune(
@@ -122,32 +121,39 @@ pub fn run(
         }
     }
     let search_exhausted = bench.exhausted;
-    // 5. Verification: the tuned settings against the defaults, full sweep, each workload.
+    // 5. The gate: the chosen values against the defaults over the full default size range;
+    // what fails, loses beyond the tolerance or is unconfirmed is not deployed.
     bench.limit = t.budget;
     bench.exhausted = false;
-    let mut verification = Vec::new();
-    let sizes = grid::coarse(t.sizes.0, t.sizes.1);
-    let mut verify_workloads: Vec<&'static str> = t.workloads.clone();
-    if decisions
-        .iter()
-        .any(|d| matches!(d.evidence, Evidence::Fragment(_)))
-        && !verify_workloads.contains(&"osu_bw")
-    {
-        verify_workloads.push("osu_bw");
-    }
-    for w in verify_workloads {
-        match verify(&mut bench, w, &sizes, &chosen) {
-            Ok(v) => verification.push(v),
-            Err(h) => {
-                if let Some(e) = interrupted(h) {
-                    return Err(e);
-                }
-                skipped.push(format!(
-                    "verification on {w}: not measured, the budget ran out"
-                ));
+    let gated = match gate::gate(&mut bench, &decisions, &chosen) {
+        Ok(g) => g,
+        Err(h) => {
+            if let Some(e) = interrupted(h) {
+                return Err(e);
             }
+            // The gate keeps its own account of the budget; were it to stop anyway, nothing
+            // unverified is deployed.
+            gate::Gated::nothing(true)
         }
+    };
+    if gated.out_of_budget {
+        skipped.push("the gate: the budget ran out before every value was verified; those values are not deployed".into());
     }
+    for d in &mut decisions {
+        d.withheld = gated.withheld.get(&d.param).cloned();
+    }
+    let deployed: BTreeMap<String, String> = decisions
+        .iter()
+        .map(|d| {
+            let v = gated
+                .deployed
+                .iter()
+                .find(|(k, _)| *k == d.param)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| d.default.clone());
+            (d.param.clone(), v)
+        })
+        .collect();
     let defaults: BTreeMap<String, String> = t
         .params
         .iter()
@@ -179,9 +185,11 @@ pub fn run(
         skipped,
         defaults,
         chosen: chosen_map,
+        deployed,
+        gate: gated.trials,
         decisions,
         interactions,
-        verification,
+        verification: gated.verification,
         measurements: std::mem::take(&mut bench.log),
         spent,
         notes: Vec::new(),
@@ -207,57 +215,4 @@ fn describe(settings: &[(String, String)]) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The defaults and the tuned settings on `sizes`, and the gain at each size.
-fn verify(
-    bench: &mut Bench<'_>,
-    workload: &'static str,
-    sizes: &[u64],
-    chosen: &[(String, String)],
-) -> Result<Verification, Halt> {
-    let (d, t) = bench.ab(
-        workload,
-        sizes,
-        ("verify: defaults", &[]),
-        ("verify: tuned", chosen),
-    )?;
-    let exact = bench.tuning.virtual_time();
-    let (md, mt) = (bench.get(d), bench.get(t));
-    let mut per_size = Vec::new();
-    for pd in &md.points {
-        let Some(pt) = mt.point(pd.size) else {
-            continue;
-        };
-        let gain = pd.cost_us / pt.cost_us - 1.0;
-        let (low, high) = if exact {
-            (gain, gain)
-        } else {
-            // The gain is cost(default)/cost(tuned) - 1: the interval of that ratio of medians.
-            let iv =
-                stats::median_ratio_interval(&pt.samples_us, &pd.samples_us, 2000, pd.size, 0.95);
-            (iv.low - 1.0, iv.high - 1.0)
-        };
-        per_size.push(Gain {
-            size: pd.size,
-            default_value: pd.value,
-            tuned_value: pt.value,
-            unit: pd.unit.clone(),
-            gain,
-            low,
-            high,
-        });
-    }
-    if md.failed.is_some() || mt.failed.is_some() {
-        bench.decided(&format!(
-            "verification on {workload}: {}",
-            md.failed.clone().or(mt.failed.clone()).unwrap_or_default()
-        ));
-    }
-    Ok(Verification {
-        workload: workload.to_string(),
-        default_measurement: d,
-        tuned_measurement: t,
-        per_size,
-    })
 }

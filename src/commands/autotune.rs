@@ -188,36 +188,74 @@ fn summary(o: &Outcome, path: &Path) {
             v.to_string()
         }
     };
+    // Each value as the profile holds it; one the gate held back says why beside it.
+    let deployed = o.deployed_values();
     for d in &o.decisions {
+        let value = deployed.get(&d.param).unwrap_or(&d.chosen);
+        let held = d
+            .withheld
+            .as_ref()
+            .map(|w| format!("; {w}"))
+            .unwrap_or_default();
+        let near = if d.near_equal.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; near-equal: {}",
+                d.near_equal
+                    .iter()
+                    .map(|v| shown(v))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         println!(
-            "{} = {} (was {}; near-equal: {}): {}",
+            "{} = {} (was {}{held}{near}): {}",
             d.param,
-            shown(&d.chosen),
+            shown(value),
             shown(&d.default),
-            d.near_equal
-                .iter()
-                .map(|v| shown(v))
-                .collect::<Vec<_>>()
-                .join(", "),
             d.why
         );
     }
     for line in o.interactions.iter().chain(&o.skipped).chain(&o.notes) {
         println!("# {line}");
     }
-    for v in &o.verification {
-        let mut gains: Vec<f64> = v.per_size.iter().map(|g| g.gain).collect();
-        gains.sort_by(f64::total_cmp);
-        if let (Some(lo), Some(hi)) = (gains.first(), gains.last()) {
+    for t in &o.gate {
+        println!(
+            "# gate: {}: {}",
+            t.settings.join(", "),
+            if t.passed {
+                "passes".to_string()
+            } else {
+                format!("held back, {}", t.why)
+            }
+        );
+    }
+    // The comparisons of what is deployed: gains of medians, the gate's own statistic.
+    for v in o
+        .gate
+        .iter()
+        .filter(|t| t.passed)
+        .flat_map(|t| &t.verifications)
+        .filter_map(|i| o.verification.get(*i))
+    {
+        let worst = v.per_size.iter().min_by(|a, b| a.gain.total_cmp(&b.gain));
+        let best = v.per_size.iter().max_by(|a, b| a.gain.total_cmp(&b.gain));
+        if let (Some(lo), Some(hi)) = (worst, best) {
             println!(
-                "# verified on {}: gain over the defaults {:+.1} % to {:+.1} % (median {:+.1} %) across {} sizes",
+                "# verified on {} (medians, {}-{}): gain over the defaults {} at {} to {} at {}",
                 v.workload,
-                lo * 100.0,
-                hi * 100.0,
-                gains[gains.len() / 2] * 100.0,
-                gains.len()
+                format_size(v.per_size[0].size),
+                format_size(v.per_size[v.per_size.len() - 1].size),
+                signed_pct(lo.gain),
+                format_size(lo.size),
+                signed_pct(hi.gain),
+                format_size(hi.size),
             );
         }
+    }
+    if o.gate.is_empty() {
+        println!("# every value deployed is a default: nothing to verify");
     }
     println!(
         "# spent {:.1} s wall of a {} budget{}, {} runs, {:.3} s measured{}",
@@ -237,6 +275,17 @@ fn summary(o: &Outcome, path: &Path) {
         }
     );
     println!("# results: {}", path.display());
+    println!(
+        "# deploy: fabbench run osu_bw --fabric {} --profile {}",
+        o.fabric,
+        path.join("profile.toml").display()
+    );
+}
+
+/// A fraction as a signed percentage; one that rounds to nothing reads "+0.0 %", not "-0.0 %".
+fn signed_pct(fraction: f64) -> String {
+    let p = (fraction * 1000.0).round() / 10.0;
+    format!("{:+.1} %", if p == 0.0 { 0.0 } else { p })
 }
 
 /// The progress bar: what is being measured and the budget left; shown only on a terminal.

@@ -32,11 +32,22 @@ fn an_emulated_fabric_is_tuned_and_its_profile_loads_into_run() {
     // The default card's crossover lies between 8 and 16 KiB.
     let bytes = bench_core::size::parse_size(&chosen).unwrap();
     assert!((8192..16384).contains(&bytes), "eager_limit {chosen}");
+    // stdout and the profile say the deployed value: the chosen one, unless the gate held it
+    // back, when stdout says why beside it.
+    let deployed = o["deployed"]["eager_limit"].as_str().unwrap().to_string();
+    let line = r
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with("eager_limit = "))
+        .unwrap_or_default()
+        .to_string();
     assert!(
-        r.stdout().contains(&format!("eager_limit = {chosen}")),
-        "{}",
-        r.stdout()
+        line.starts_with(&format!("eager_limit = {deployed} ")),
+        "{line}"
     );
+    if deployed != chosen {
+        assert!(line.contains(&format!("{chosen} not deployed")), "{line}");
+    }
     assert_eq!(o["virtual_time"], true);
     assert!(o["spent"]["runs"].as_u64().unwrap() > 4);
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -65,7 +76,7 @@ fn an_emulated_fabric_is_tuned_and_its_profile_loads_into_run() {
     );
     let m = again.manifest();
     let t = &m["fabrics"][0]["tunables"]["eager_limit"];
-    assert_eq!(t["value"].as_str().unwrap(), chosen);
+    assert_eq!(t["value"].as_str().unwrap(), deployed);
     assert_eq!(t["source"], "profile");
 }
 
@@ -84,15 +95,38 @@ fn shm_is_tuned_end_to_end_within_a_short_budget() {
         assert!(o["chosen"][p].is_string(), "{p} decided: {}", r.stdout());
     }
     assert!(o["spent"]["wall_s"].as_f64().unwrap() < 60.0);
-    let v = o["verification"].as_array().unwrap();
-    assert!(!v.is_empty(), "verified against the defaults");
-    assert!(v[0]["per_size"].as_array().unwrap().len() >= 12);
     assert_eq!(o["virtual_time"], false);
-    assert!(
-        r.stdout().contains("# verified on osu_latency"),
-        "{}",
-        r.stdout()
-    );
+    // Whatever changed went through the gate, over OSU's full default range (1 B to 4 MiB).
+    let changed = ["eager_limit", "frag_size", "single_copy"]
+        .iter()
+        .any(|p| o["chosen"][p] != o["defaults"][p]);
+    let v = o["verification"].as_array().unwrap();
+    // On a loaded machine the budget may end before the gate's verdict: then nothing
+    // unverified is deployed, and stdout says so.
+    let ran_out = r.stdout().contains("not verified: the budget ran out");
+    assert!(v.is_empty() || changed, "{}", r.stdout());
+    if changed && !ran_out {
+        let sizes = v[0]["per_size"].as_array().unwrap();
+        assert!(sizes.len() >= 20, "{}", sizes.len());
+        assert!(r.stdout().contains("# gate: "), "{}", r.stdout());
+    }
+    // A value held back says so beside it; what is deployed is the profile.
+    for p in ["eager_limit", "frag_size", "single_copy"] {
+        let (chosen, deployed) = (&o["chosen"][p], &o["deployed"][p]);
+        if chosen != deployed {
+            let line = r
+                .stdout()
+                .lines()
+                .find(|l| l.starts_with(&format!("{p} = ")))
+                .unwrap_or_default()
+                .to_string();
+            assert!(
+                line.contains(&format!("{} not deployed", chosen.as_str().unwrap()))
+                    || line.contains(&format!("{} not confirmed", chosen.as_str().unwrap())),
+                "{line}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -157,4 +191,38 @@ fn bad_input_is_one_line_with_status_2_and_nothing_written() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(files(&out_dir).is_empty(), "{args:?} wrote something");
     }
+}
+
+/// The acceptance, as a user meets it: autotune on hyperlink with a 2-minute budget,
+/// then the command its stdout suggests, which must run to OSU's 4 MiB without failure (the
+/// old profile, rx_thread=off with eager_limit=1MiB, stalled at 2 MiB). About 30 s of
+/// autotune and 60 s of the run on an idle machine.
+#[test]
+#[ignore = "takes minutes: .ci/run runs it by name (README.md, \"Tests that take minutes\")"]
+fn the_hyperlink_profile_runs_to_4_mib() {
+    let _g = serial();
+    let r = run(
+        "at-hyperlink-2m",
+        &["autotune", "--fabric", "hyperlink", "--budget", "2m"],
+    );
+    r.ok();
+    let deploy = r
+        .stdout()
+        .lines()
+        .find_map(|l| l.strip_prefix("# deploy: fabbench "))
+        .unwrap_or_else(|| panic!("a suggested command in:\n{}", r.stdout()))
+        .to_string();
+    let args: Vec<&str> = deploy.split(' ').collect();
+    assert_eq!(
+        &args[..4],
+        ["run", "osu_bw", "--fabric", "hyperlink"],
+        "{deploy}"
+    );
+    let again = run("at-hyperlink-deploy", &args);
+    let text = again.stdout().to_string();
+    again.ok();
+    assert!(
+        text.lines().any(|l| l.starts_with("4194304 ")),
+        "reaches 4 MiB:\n{text}"
+    );
 }

@@ -91,6 +91,10 @@ pub struct FabricDef {
     /// and what is valid; or settings this host cannot use (tcp.if). Checked when a plan is built,
     /// before anything runs; every rank under mpirun or srun checks on its own host.
     pub check_settings: fn(&Settings) -> std::result::Result<(), crate::Refusal>,
+    /// The message sizes at which an on/off tunable's mechanism acts under these settings
+    /// (single copy only above the eager limit; hyperlink's drain thread only beyond its
+    /// window): what a switch may be judged on.
+    pub switch_reach: fn(name: &str, settings: &Settings) -> crate::reach::Reach,
     pub launch: Launch,
     /// Removes whatever a job with this id may have left behind (shared-memory segments),
     /// called after every job, however it ended.

@@ -13,6 +13,7 @@ pub mod error;
 pub mod header;
 pub mod mpi;
 pub mod order;
+pub mod reach;
 pub mod transport;
 pub mod wire;
 

@@ -32,7 +32,7 @@ mod tests {
             let (path, bytes) = &files[0];
             assert_eq!(path, &PathBuf::from("autotune.json"));
             assert!(bytes.ends_with(b"}\n"));
-            assert!(bytes.starts_with(b"{\n  \"schema_version\": 1,\n"));
+            assert!(bytes.starts_with(b"{\n  \"schema_version\": 2,\n"));
             let back: Outcome = serde_json::from_slice(bytes).unwrap();
             assert_eq!(back, o);
         }

@@ -117,6 +117,7 @@ pub(crate) mod sample {
             unit: "us".into(),
             cost_us,
             samples_us: vec![cost_us],
+            rate: false,
         }
     }
 
@@ -179,6 +180,7 @@ pub(crate) mod sample {
                 confirmation: Some(2),
                 confirmed: Some(true),
             }),
+            withheld: None,
         }
     }
 
@@ -209,7 +211,9 @@ pub(crate) mod sample {
                     "4KiB-4MiB: no difference".into(),
                 ],
                 mean_ratio: 0.95,
+                not_applicable: Some("1-4: not applicable (the sample says so)".into()),
             }),
+            withheld: Some("with rx_thread=on the profile fails on osu_bw".into()),
         }
     }
 
@@ -227,6 +231,8 @@ pub(crate) mod sample {
         };
         Verification {
             workload: "osu_latency".into(),
+            settings: vec!["eager_limit=12KiB".into()],
+            failed: None,
             default_measurement: 5,
             tuned_measurement: 6,
             per_size: vec![
@@ -264,6 +270,21 @@ pub(crate) mod sample {
             skipped: vec![],
             defaults: map(&[("eager_limit", "4KiB"), ("rx_thread", "off")]),
             chosen: map(&[("eager_limit", "12KiB"), ("rx_thread", "on")]),
+            deployed: map(&[("eager_limit", "12KiB"), ("rx_thread", "off")]),
+            gate: vec![
+                GateTrial {
+                    settings: vec!["eager_limit=12KiB".into(), "rx_thread=on".into()],
+                    passed: false,
+                    why: "fails on osu_bw from 4MiB (a stall)".into(),
+                    verifications: vec![],
+                },
+                GateTrial {
+                    settings: vec!["eager_limit=12KiB".into()],
+                    passed: true,
+                    why: "no failure".into(),
+                    verifications: vec![0],
+                },
+            ],
             decisions: vec![threshold(), switch()],
             interactions: vec!["rx_thread at eager_limit=12KiB: still on".into()],
             verification: vec![verification()],
@@ -298,6 +319,7 @@ pub(crate) mod sample {
             kind: "mpi".into(),
             virtual_time: false,
             library: Some("Open MPI v4.1.4".into()),
+            deployed: BTreeMap::new(),
             chosen: map(&[
                 ("mpi.btl", "self,vader"),
                 ("mpi.btl_vader_eager_limit", "16KiB"),

@@ -80,11 +80,11 @@ impl Exporter for MpiFiles {
     }
 }
 
-/// The chosen `mpi.*` variables that are set (empty means the library's default: nothing to
+/// The deployed `mpi.*` variables that are set (empty means the library's default: nothing to
 /// write), in `VARS` order so related variables stay together.
 fn chosen_vars(o: &Outcome) -> Result<Vec<Var>, ExportError> {
     if let Some(unknown) = o
-        .chosen
+        .deployed_values()
         .keys()
         .filter_map(|k| k.strip_prefix("mpi."))
         .find(|n| !VARS.iter().any(|(name, ..)| name == n))
@@ -94,7 +94,7 @@ fn chosen_vars(o: &Outcome) -> Result<Vec<Var>, ExportError> {
     let mut vars = Vec::new();
     for (name, family, kind, _) in VARS {
         let key = format!("mpi.{name}");
-        match o.chosen.get(&key).map(|v| v.trim()) {
+        match o.deployed_values().get(&key).map(|v| v.trim()) {
             Some(v) if !v.is_empty() => vars.push(Var {
                 name,
                 family: *family,

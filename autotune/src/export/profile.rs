@@ -1,4 +1,5 @@
-//! `profile.toml`: the chosen settings as a fabbench profile, the file a user deploys with
+//! `profile.toml`: the deployed settings (what passed the gate; a value held back keeps its
+//! default, and a comment says why) as a fabbench profile, the file a user deploys with
 //! `fabbench run ... --profile profile.toml`. It is what `Settings::apply_profile` reads: a
 //! `[tunables]` table of `name = "value"`, values in their canonical text, so a profile
 //! reads like the `--set` arguments that would give the same run.
@@ -29,16 +30,33 @@ fn header(o: &Outcome) -> String {
         ),
     ]
     .iter()
+    .chain(&held_back(o))
     .map(|l| comment(l))
     .collect::<String>()
         + "\n"
+}
+
+/// One line per value the search chose but the gate held back: a reader of the profile sees
+/// why the default is there.
+fn held_back(o: &Outcome) -> Vec<String> {
+    o.decisions
+        .iter()
+        .filter_map(|d| {
+            d.withheld.as_ref().map(|why| {
+                format!(
+                    "not deployed: {} = {} (search's choice; the default {} stays): {why}",
+                    d.param, d.chosen, d.default
+                )
+            })
+        })
+        .collect()
 }
 
 /// The `[tunables]` table, written by the toml crate so that names with dots are quoted keys
 /// (`"bxi.rendezvous" = ...`) rather than nested tables of a different shape.
 fn tunables(o: &Outcome) -> Result<String, ExportError> {
     let table: toml::Table = o
-        .chosen
+        .deployed_values()
         .iter()
         .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
         .collect();
@@ -71,8 +89,9 @@ mod tests {
     #[test]
     fn loads_through_apply_profile() {
         let mut o = sample::outcome();
-        o.chosen.insert("bxi.rendezvous".into(), "64KiB".into());
-        o.chosen.insert("eager_limit".into(), "65536".into());
+        o.deployed.insert("bxi.rendezvous".into(), "64KiB".into());
+        o.deployed.insert("eager_limit".into(), "65536".into());
+        o.deployed.insert("rx_thread".into(), "on".into());
         let profile = text(&o);
         let registry = Registry::new(&[DEFS]);
         let mut s = registry.defaults();
@@ -102,7 +121,22 @@ mod tests {
                 "# load it with: fabbench run osu_bw --fabric bxi --profile profile.toml",
             ]
         );
-        assert!(profile.contains("\n[tunables]\neager_limit = \"12KiB\"\nrx_thread = \"on\"\n"));
+        // The deployed values, not the search's: rx_thread=on was held back by the gate.
+        assert!(
+            profile.contains("\n[tunables]\neager_limit = \"12KiB\"\nrx_thread = \"off\"\n"),
+            "{profile}"
+        );
+        assert!(
+            profile.contains("# not deployed: rx_thread = on (search's choice; the default off stays): with rx_thread=on the profile fails on osu_bw\n"),
+            "{profile}"
+        );
+    }
+
+    #[test]
+    fn an_outcome_from_before_the_gate_deploys_its_choice() {
+        let mut o = sample::outcome();
+        o.deployed.clear();
+        assert!(text(&o).contains("rx_thread = \"on\"\n"));
     }
 
     #[test]

@@ -28,9 +28,7 @@ impl Exporter for MarkdownReport {
             md += &decision(o, d)?;
         }
         md += &interactions(o);
-        for v in &o.verification {
-            md += &verification(v);
-        }
+        md += &gate(o);
         md += &files_section(o)?;
         Ok(vec![(PathBuf::from("report.md"), md.into_bytes())])
     }
@@ -159,17 +157,40 @@ fn budget(o: &Outcome) -> String {
 
 fn summary(o: &Outcome) -> String {
     let near = format!("near-equal (within {})", pct(o.tolerance));
-    let header = ["parameter", "default", "chosen", &near, "confidence"];
+    let header = [
+        "parameter",
+        "default",
+        "search chose",
+        "deployed",
+        &near,
+        "confidence",
+    ];
+    let deployed = o.deployed_values();
     let rows = o.decisions.iter().map(|d| {
+        let value = deployed.get(&d.param).cloned().unwrap_or(d.chosen.clone());
         vec![
             Cell::markdown(format!("`{}`", d.param)),
             Cell::text(or_unset(&d.default)),
-            Cell::markdown(format!("**{}**", escape_markdown(&or_unset(&d.chosen)))),
+            Cell::text(or_unset(&d.chosen)),
+            Cell::markdown(format!("**{}**", escape_markdown(&or_unset(&value)))),
             Cell::text(or_unset(&d.near_equal.join(", "))),
             Cell::text(or_unset(&d.confidence)),
         ]
     });
-    format!("## Summary\n\n{}", table(&header, rows))
+    let held: Vec<String> = o
+        .decisions
+        .iter()
+        .filter_map(|d| {
+            d.withheld
+                .as_ref()
+                .map(|w| format!("`{}` = {} not deployed: {w}", d.param, d.chosen))
+        })
+        .collect();
+    let mut md = format!("## Summary\n\n{}", table(&header, rows));
+    if !held.is_empty() {
+        md += &bullets(&held);
+    }
+    md
 }
 
 // ---- decisions ----
@@ -190,7 +211,8 @@ fn threshold(o: &Outcome, d: &Decision, t: &ThresholdEvidence) -> Result<String,
     let rendezvous = measurement(o, t.rendezvous_sweep, &context)?;
     let mut md = format!(
         "Coarse sweep of {}: every size eager with `{p}={}` (measurement {}), every size \
-         rendezvous with `{p}={}` (measurement {}); costs in us per message.\n\n",
+         rendezvous with `{p}={}` (measurement {}); costs are medians over iterations, in us \
+         per message (the statistic the choice is made on).\n\n",
         t.workload,
         t.eager_value,
         eager.id,
@@ -214,7 +236,15 @@ fn threshold(o: &Outcome, d: &Decision, t: &ThresholdEvidence) -> Result<String,
                 winner.into(),
             ]
         });
-        md += &table(&["size", "eager us", "rendezvous us", "faster"], rows);
+        md += &table(
+            &[
+                "size",
+                "eager us (median)",
+                "rendezvous us (median)",
+                "faster",
+            ],
+            rows,
+        );
     }
     Ok(md)
 }
@@ -242,7 +272,15 @@ fn sweep_table(eager: &Measurement, rendezvous: &Measurement, tolerance: f64) ->
         let show = |c: Option<f64>| c.map(us).unwrap_or_else(|| "—".into());
         vec![format_size(size), show(e), show(r), faster(e, r, tolerance)]
     });
-    table(&["size", "eager us", "rendezvous us", "faster"], rows)
+    table(
+        &[
+            "size",
+            "eager us (median)",
+            "rendezvous us (median)",
+            "faster",
+        ],
+        rows,
+    )
 }
 
 /// Which protocol wins a size; within the tolerance neither does.
@@ -306,9 +344,17 @@ fn threshold_facts(t: &ThresholdEvidence) -> Vec<String> {
 
 fn switch(d: &Decision, s: &SwitchEvidence) -> String {
     let [a, b] = &s.values;
-    let mut md = format!(
+    let mut md = String::new();
+    if let Some(na) = &s.not_applicable {
+        md += &format!("Not judged at {na}.\n\n");
+    }
+    if s.per_size.is_empty() {
+        return md;
+    }
+    md += &format!(
         "A/B on {}: `{p}={a}` (measurement {}) against `{p}={b}` (measurement {}); ratio is \
-         cost({b}) / cost({a}), below 1 when {b} is faster; geometric mean {}.\n\n",
+         the ratio of median costs, cost({b}) / cost({a}), below 1 when {b} is faster; geometric \
+         mean {}.\n\n",
         s.workload,
         s.measurements[0],
         s.measurements[1],
@@ -324,7 +370,10 @@ fn switch(d: &Decision, s: &SwitchEvidence) -> String {
             or_unset(v.winner.as_deref().unwrap_or("none")),
         ]
     });
-    md += &table(&["size", "ratio", "95 % interval", "p", "winner"], rows);
+    md += &table(
+        &["size", "ratio of medians", "95 % interval", "p", "winner"],
+        rows,
+    );
     md + &bullets(&s.ranges)
 }
 
@@ -365,12 +414,56 @@ fn interactions(o: &Outcome) -> String {
 
 // ---- verification and files ----
 
-fn verification(v: &Verification) -> String {
+/// The gate: each set of values verified against the defaults, its verdict, and its tables.
+fn gate(o: &Outcome) -> String {
+    if o.gate.is_empty() {
+        return if o.decisions.iter().any(|d| d.chosen != d.default) {
+            String::new()
+        } else {
+            "## Verification\n\nEvery default kept: nothing to verify.\n\n".into()
+        };
+    }
     let mut md = format!(
-        "## Verification: {}\n\nTuned settings (measurement {}) against the defaults \
-         (measurement {}); gain is cost(default) / cost(tuned) - 1.\n\n",
+        "## The gate\n\nBefore the profile holds a value, the values chosen run together \
+         against the defaults over the full default size range; a set that fails or loses \
+         more than {} at any size is held back, and values are taken back one at a time \
+         until a set passes.\n\n",
+        pct(o.tolerance)
+    );
+    let rows = o.gate.iter().map(|t| {
+        vec![
+            t.settings.join(", "),
+            if t.passed { "passes" } else { "held back" }.to_string(),
+            t.why.clone(),
+        ]
+    });
+    md += &table(&["values", "verdict", "why"], rows);
+    for t in &o.gate {
+        for i in &t.verifications {
+            if let Some(v) = o.verification.get(*i) {
+                md += &verification(v);
+            }
+        }
+    }
+    md
+}
+
+fn verification(v: &Verification) -> String {
+    let what = if v.settings.is_empty() {
+        "the tuned settings".to_string()
+    } else {
+        format!("`{}`", v.settings.join(", "))
+    };
+    let mut md = format!(
+        "## Verification: {} with {what}\n\n{what} (measurement {}) against the defaults \
+         (measurement {}). Values are medians over iterations in the suite's unit, and the \
+         gain is the ratio of median costs, cost(default) / cost(tuned) - 1: the statistic \
+         the gate decides on.\n\n",
         v.workload, v.tuned_measurement, v.default_measurement
     );
+    if let Some(f) = &v.failed {
+        md += &format!("The tuned run fails {f}.\n\n");
+    }
     let rows = v.per_size.iter().map(|g| {
         vec![
             format_size(g.size),
@@ -382,7 +475,14 @@ fn verification(v: &Verification) -> String {
         ]
     });
     md += &table(
-        &["size", "default", "tuned", "unit", "gain", "95 % interval"],
+        &[
+            "size",
+            "default (median)",
+            "tuned (median)",
+            "unit",
+            "gain (medians)",
+            "95 % interval",
+        ],
         rows,
     );
     md + &match median_gain(&v.per_size) {
@@ -404,8 +504,8 @@ fn median_gain(gains: &[Gain]) -> Option<f64> {
 
 fn files_section(o: &Outcome) -> Result<String, ExportError> {
     let mut lines = vec![format!(
-        "`profile.toml`: the chosen settings; `fabbench run osu_bw --fabric {} --profile \
-         profile.toml` (`--set` still wins over it)",
+        "`profile.toml`: the deployed settings (what passed the gate); `fabbench run osu_bw \
+         --fabric {} --profile profile.toml` (`--set` still wins over it)",
         o.fabric
     )];
     for (path, _) in MpiFiles.files(o)? {
@@ -467,9 +567,10 @@ mod tests {
         assert_has(
             &report(&sample::outcome()),
             &[
-                "| parameter | default | chosen | near-equal (within 2.0 %) | confidence |\n",
-                "| `eager_limit` | 4KiB | **12KiB** | 12KiB, 16KiB | exact (virtual time) |\n",
-                "| `rx_thread` | off | **on** | on | exact (virtual time) |\n",
+                "| parameter | default | search chose | deployed | near-equal (within 2.0 %) | confidence |\n",
+                "| `eager_limit` | 4KiB | 12KiB | **12KiB** | 12KiB, 16KiB | exact (virtual time) |\n",
+                "| `rx_thread` | off | on | **off** | on | exact (virtual time) |\n",
+                "- `rx_thread` = on not deployed: with rx_thread=on the profile fails on osu_bw\n",
             ],
         );
     }
@@ -480,7 +581,7 @@ mod tests {
             &report(&sample::outcome()),
             &[
                 "## `eager_limit` (threshold)\n\nEager is faster up to 12KiB",
-                "| size | eager us | rendezvous us | faster |\n",
+                "| size | eager us (median) | rendezvous us (median) | faster |\n",
                 "| 4KiB | 2.00 | 3.00 | eager |\n",
                 "| 16KiB | 3.80 | 3.60 | rendezvous |\n",
                 "- eager, 4KiB to 32KiB: `t = 1.50 + size/7000.00`\n",
@@ -499,7 +600,8 @@ mod tests {
         assert_has(
             &report(&sample::outcome()),
             &[
-                "| size | ratio | 95 % interval | p | winner |\n",
+                "Not judged at 1-4: not applicable (the sample says so).\n",
+                "| size | ratio of medians | 95 % interval | p | winner |\n",
                 "| 1 | 0.900 | \\[0.900, 0.900\\] | — | on |\n",
                 "| 4KiB | 1.000 | \\[1.000, 1.000\\] | — | none |\n",
                 "- 1-2KiB: on faster by 10.0 %\n",
@@ -513,8 +615,11 @@ mod tests {
         assert_has(
             &report(&sample::outcome()),
             &[
-                "## Verification: osu_latency\n",
-                "| size | default | tuned | unit | gain | 95 % interval |\n",
+                "| eager_limit=12KiB, rx_thread=on | held back | fails on osu_bw from 4MiB (a stall) |\n",
+                "| eager_limit=12KiB | passes | no failure |\n",
+                "## Verification: osu_latency with `eager_limit=12KiB`\n",
+                "Values are medians over iterations in the suite's unit",
+                "| size | default (median) | tuned (median) | unit | gain (medians) | 95 % interval |\n",
                 "| 8KiB | 3.30 | 3.00 | us | +10.0 % | \\[+10.0 %, +10.0 %\\] |\n",
                 "| 32KiB | 4.40 | 4.40 | us | +0.0 % | \\[+0.0 %, +0.0 %\\] |\n",
                 "Median gain over sizes: +5.0 %\n",
@@ -576,6 +681,7 @@ mod tests {
                 ],
                 of: 7,
             }),
+            withheld: None,
         }];
         assert_has(
             &report(&o),

@@ -298,6 +298,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ignores: crate::fabric::EMULATED_IGNORES,
     check_ranks: crate::fabric::any_ranks,
     check_settings: check,
+    switch_reach: crate::reach::engine_reach,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,

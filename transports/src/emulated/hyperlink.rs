@@ -137,6 +137,37 @@ pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     Ok(())
 }
 
+/// The largest message a window of `cap` slots holds whole when the engine sends fragments of
+/// `engine_frag` bytes, each cut into slots of `payload` bytes: as many whole engine fragments
+/// as fit, then a shorter last one in the slots left.
+fn window_holds(cap: u64, engine_frag: u64, payload: u64) -> u64 {
+    let per = engine_frag.div_ceil(payload).max(1);
+    (cap / per) * engine_frag + (cap % per) * payload
+}
+
+/// Where a switch acts here. The drain thread is what lets a message larger than the window
+/// complete (without it the progress engine drains only whole messages, so such a message
+/// stalls); that is its mechanism, so it is judged beyond the window. The rest is the
+/// engine's.
+fn switch_reach(name: &str, s: &Settings) -> crate::reach::Reach {
+    if name != RX_THREAD.name() {
+        return crate::reach::engine_reach(name, s);
+    }
+    let payload = s
+        .get_by_runtime_name::<u64>("hyperlink.frag_bytes")
+        .saturating_sub(s.get_by_runtime_name::<u64>("hyperlink.frag_header"))
+        .max(1);
+    let holds = window_holds(capacity(s), engine_frag(s), payload);
+    crate::reach::Reach {
+        above: holds,
+        why: format!(
+            "the drain thread lets a message larger than the window complete; the window holds {} ({holds} bytes: {} slots of {payload} bytes)",
+            bench_core::size::format_size(holds),
+            capacity(s)
+        ),
+    }
+}
+
 /// The topologies TI's hlink BTL supports: one rank on each of 2, 3 or 4 nodes.
 fn check_ranks(n: usize) -> std::result::Result<(), crate::Refusal> {
     if (2..=4).contains(&n) {
@@ -227,9 +258,11 @@ impl Hyperlink {
     /// The largest message the window holds whole: as many of the engine's fragments as fit,
     /// then a shorter last one in the slots left.
     fn limit_bytes(&self) -> u64 {
-        let cap = self.p.capacity as u64;
-        let per = self.frags(self.p.engine_frag);
-        (cap / per) * self.p.engine_frag + (cap % per) * self.p.frag_payload
+        window_holds(
+            self.p.capacity as u64,
+            self.p.engine_frag,
+            self.p.frag_payload,
+        )
     }
 
     /// Moves `bytes` from `a`'s scratch into `b`'s memory: CPU remote writes or EDMA.
@@ -481,6 +514,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ignores: crate::fabric::EMULATED_IGNORES,
     check_ranks,
     check_settings: check,
+    switch_reach,
     launch: crate::fabric::Launch::Threads,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
@@ -564,6 +598,16 @@ mod tests {
 
     /// Without the drain thread a message must fit the window whole, counted in the slots
     /// the engine's fragments really take.
+    #[test]
+    fn the_drain_thread_acts_beyond_the_window_that_stalls_without_it() {
+        let s = card(&[]);
+        let r = switch_reach("rx_thread", &s);
+        // 32 slots of 65472 bytes, the engine's fragment filling one slot each.
+        assert_eq!(r.above, 32 * 65472);
+        assert!(r.acts_at(2 << 20) && !r.acts_at(1 << 20), "{r:?}");
+        assert_eq!(switch_reach("single_copy", &s).above, 4096);
+    }
+
     #[test]
     fn the_window_limit_counts_whole_slots_per_engine_fragment() {
         let s = card(&[

@@ -536,6 +536,7 @@ pub const FABRIC: FabricDef = FabricDef {
     ignores: &[],
     check_ranks: crate::fabric::any_ranks,
     check_settings: crate::fabric::settings_independent,
+    switch_reach: crate::reach::unknown_reach,
     launch: Launch::Launcher(launch_command),
     cleanup: crate::fabric::nothing_to_clean,
     library: library_version,

@@ -76,6 +76,7 @@ pub const FABRIC: FabricDef = FabricDef {
     ignores: &[],
     check_ranks: crate::fabric::any_ranks,
     check_settings: crate::fabric::settings_independent,
+    switch_reach: crate::reach::engine_reach,
     launch: Launch::Processes,
     // Whatever happened to a job, none of its segments may outlive it.
     cleanup: |job| {

@@ -112,6 +112,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ignores: &["single_copy", "single_copy_share"],
     check_ranks: crate::fabric::any_ranks,
     check_settings,
+    switch_reach: crate::reach::engine_reach,
     launch: crate::fabric::Launch::Processes,
     cleanup: crate::fabric::nothing_to_clean,
     library: crate::fabric::no_library,
