@@ -15,6 +15,7 @@ pub mod input;
 pub mod limit;
 pub mod model;
 pub mod pairs;
+pub mod placement;
 pub mod references;
 pub mod render;
 pub mod rule;

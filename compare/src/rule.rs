@@ -20,6 +20,7 @@ use bench_core::stats::two_sample::{
 use serde::Serialize;
 
 use crate::limit::{Limit, LimitSource};
+use crate::placement;
 use crate::settings::{percent, Settings};
 
 /// What became of one suite, fabric, point and metric.
@@ -85,6 +86,9 @@ pub struct Decision {
     pub p: Option<f64>,
     /// With one run a side: the limit a change had to pass (None: no limit was set or learned).
     pub limit: Option<Limit>,
+    /// Each side's value the decision rests on, when the rule chose it from some runs only
+    /// (several runs a side, compared within one placement); None: the entry's own statistic.
+    pub shown: Option<(f64, f64)>,
     /// Why, in a few words.
     pub reason: String,
 }
@@ -100,6 +104,7 @@ impl Decision {
             high: None,
             p: None,
             limit: None,
+            shown: None,
             reason: reason.into(),
         }
     }
@@ -141,6 +146,7 @@ pub fn exact(baseline: f64, candidate: f64, better: Better) -> Decision {
         high: None,
         p: None,
         limit: None,
+        shown: None,
         reason,
     }
 }
@@ -305,6 +311,7 @@ fn decide(
         high: Some(high),
         p: Some(p),
         limit: None,
+        shown: None,
         reason,
     }
 }
@@ -343,6 +350,20 @@ pub fn runs(
     if a.iter().chain(&b).any(|&x| !(x > 0.0 && x.is_finite())) {
         return Decision::invalid(Rule::Runs, "a run's median is not a positive number");
     }
+    // Runs that fall into placements far apart are compared within the one both sides share.
+    let (a, b, within) = match placement::common(&a, &b) {
+        Some(p) => {
+            let said = format!(
+                "; runs fell into {} placements, decided on the {} and {} runs of the one both \
+                 sides share most",
+                p.placements,
+                p.baseline.len(),
+                p.candidate.len()
+            );
+            (p.baseline, p.candidate, said)
+        }
+        None => (a, b, String::new()),
+    };
     let interval = hodges_lehmann_ratio(&a, &b, settings.confidence);
     let d = decide(
         Rule::Runs,
@@ -360,12 +381,18 @@ pub fn runs(
         Some(r) if r < 1.0 => shown < 1.0,
         _ => true,
     };
+    let d = Decision {
+        shown: Some((median(&a), median(&b))),
+        reason: d.reason.clone() + &within,
+        ..d
+    };
     if matches!(d.verdict, Verdict::Regressed | Verdict::Improved) && !agrees {
         return Decision {
             verdict: Verdict::Unchanged,
-            reason: "the Hodges-Lehmann ratio and the medians of the runs disagree on the \
-                     direction"
-                .into(),
+            reason: format!(
+                "the Hodges-Lehmann ratio and the medians of the runs disagree on the \
+                 direction{within}"
+            ),
             ..d
         };
     }
@@ -663,6 +690,37 @@ mod tests {
             runs(&base, &slower, Better::Higher, &s).verdict,
             Verdict::Improved
         );
+    }
+
+    #[test]
+    fn over_runs_a_shift_is_found_within_the_placement_both_sides_share() {
+        // Ten runs a side on two placements 3.5 times apart, in different shares (6 and 4
+        // fast, 3 and 7 ... ), the candidate 10 % slower on both: over all the runs the medians
+        // overlap across the modes, within the slow placement (4 and 7 runs) the shift is
+        // plain.
+        let levels = |slow: usize, n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i < slow { 2.5 } else { 0.0 } + 0.005 * (i % 3) as f64)
+                .collect()
+        };
+        let base = runs_of(10.0, &levels(4, 10), 10);
+        let slower = runs_of(11.0, &levels(7, 10), 20);
+        let d = runs(&base, &slower, Better::Lower, &Settings::default());
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(
+            d.reason
+                .contains("2 placements, decided on the 4 and 7 runs"),
+            "{d:?}"
+        );
+        let (x, y) = d.shown.unwrap();
+        assert!(
+            x > 30.0 && (y / x - 1.1).abs() < 0.02,
+            "the slow placement's: {d:?}"
+        );
+        // The same runs, nothing changed: unchanged.
+        let same = runs_of(10.0, &levels(7, 10), 30);
+        let d = runs(&base, &same, Better::Lower, &Settings::default());
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
     }
 
     #[test]

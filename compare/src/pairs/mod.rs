@@ -412,8 +412,14 @@ fn compare_facet(
     let mut e = entry(s, Some(key), a, decision);
     e.emulated = emulated;
     e.statistic = statistic_for(rule, (a.values.len(), b.values.len()));
-    e.baseline = Some(value_of(a, e.statistic));
-    e.candidate = Some(value_of(b, e.statistic));
+    // A rule that decided on some runs only (one placement) says which values it used.
+    (e.baseline, e.candidate) = match e.decision.shown {
+        Some((x, y)) => (Some(x), Some(y)),
+        None => (
+            Some(value_of(a, e.statistic)),
+            Some(value_of(b, e.statistic)),
+        ),
+    };
     e.baseline_headline = Some(a.headline);
     e.candidate_headline = Some(b.headline);
     e

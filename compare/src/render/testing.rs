@@ -60,6 +60,7 @@ fn decision(
         high: interval.map(|i| i.1),
         p: interval.map(|i| i.2),
         limit: None,
+        shown: None,
         reason: "why".into(),
     }
 }
