@@ -16,7 +16,10 @@
 #             and the baseline is updated deliberately when a model changes.
 #   shm       osu_latency osu_bw on shm, 1 B..4 KiB, 50 iterations, 30 runs: real time,
 #             compared over the runs within a 5 % noise band (on a shared 2-core VM whole runs
-#             land on faster or slower CPU placements; 30 runs a side out-vote that).
+#             land on faster or slower CPU placements; 30 runs a side out-vote that). Chosen
+#             with scripts/gate-rates.sh: 0 false alarms and 20 of 20 detections of a slowdown
+#             of 10 % of the 8 B latency, in two sessions of 20 pairs on the loaded VM, where
+#             20 or 10 runs missed 3 and 4 (docs/perf-tracking.md).
 #
 # Options:
 #   --preset NAME          emulated or shm (sets suites, fabric, run args, noise, fail-on)
