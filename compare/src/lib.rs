@@ -12,8 +12,10 @@
 pub mod error;
 pub mod format;
 pub mod input;
+pub mod limit;
 pub mod model;
 pub mod pairs;
+pub mod placement;
 pub mod references;
 pub mod render;
 pub mod rule;
@@ -22,7 +24,8 @@ pub mod write;
 
 pub use error::CompareError;
 pub use format::Format;
-pub use model::{Comparison, Entry, RunInfo, Summary};
-pub use pairs::compare;
+pub use limit::{Floors, Limit, LimitSource};
+pub use model::{Comparison, Entry, RunInfo, Statistic, Summary};
+pub use pairs::{compare, compare_with};
 pub use rule::{Decision, Rule, Verdict};
 pub use settings::Settings;

@@ -49,11 +49,39 @@ pub struct Entry {
     pub metric: String,
     pub unit: String,
     pub better: Better,
-    /// The headline each side reports (mean latency, total bytes over total time ...); None
-    /// where the side lacks it.
+    /// What `baseline` and `candidate` are: the statistic the verdict is decided on.
+    pub statistic: Statistic,
+    /// Each side's value of `statistic`; None where the side lacks it.
     pub baseline: Option<f64>,
     pub candidate: Option<f64>,
+    /// The headline each side reports (mean latency, total bytes over total time ...), for
+    /// readers who know the suites' own figures; None where the side lacks it.
+    pub baseline_headline: Option<f64>,
+    pub candidate_headline: Option<f64>,
     pub decision: Decision,
+}
+
+/// The per-side number a verdict is decided on, which the tables print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The suite's headline figure (exact rule: virtual time, the same every run).
+    Headline,
+    /// The median of the raw samples (of the runs pooled, when a side has too few to decide
+    /// over runs).
+    Median,
+    /// The median of each run's median (several runs a side).
+    MedianOfRuns,
+}
+
+impl Statistic {
+    pub fn word(self) -> &'static str {
+        match self {
+            Statistic::Headline => "headline",
+            Statistic::Median => "median",
+            Statistic::MedianOfRuns => "median of runs",
+        }
+    }
 }
 
 impl Entry {
@@ -69,6 +97,8 @@ pub struct Summary {
     pub regressed: usize,
     pub improved: usize,
     pub unchanged: usize,
+    /// One run a side: moved by more than the samples' spread, not beyond a limit.
+    pub inconclusive: usize,
     pub invalid: usize,
 }
 
@@ -98,6 +128,7 @@ impl Comparison {
                 Verdict::Regressed => s.regressed += 1,
                 Verdict::Improved => s.improved += 1,
                 Verdict::Unchanged => s.unchanged += 1,
+                Verdict::Inconclusive => s.inconclusive += 1,
                 Verdict::Invalid => s.invalid += 1,
             }
         }

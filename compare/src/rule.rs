@@ -6,7 +6,12 @@
 //! headlines are compared [`exact`]ly. Anywhere else a difference of a few percent is the size
 //! of run-to-run noise, so a change counts only when it is both significant (Mann-Whitney U on
 //! the raw samples) and large (the bootstrap interval of the ratio of medians lies wholly
-//! outside the noise band): [`statistical`]. Which way is worse comes from the metric.
+//! outside the noise band): [`statistical`]. One run a side cannot tell such a change from
+//! run-to-run variation, which its samples do not show: unless it lies beyond a [`Limit`] (a
+//! bound the user set, a noise floor learned from history or replicates) it is `inconclusive`,
+//! which fails nothing. Several runs a side are decided over the runs: [`runs`]. Which way is
+//! worse comes from the metric. The estimate a verdict rests on is the one the tables print
+//! beside it, and a change needs it beyond the band too, so no row reads opposite to its verdict.
 
 use bench_core::measure::Better;
 use bench_core::stats::two_sample::{
@@ -14,6 +19,8 @@ use bench_core::stats::two_sample::{
 };
 use serde::Serialize;
 
+use crate::limit::{Limit, LimitSource};
+use crate::placement;
 use crate::settings::{percent, Settings};
 
 /// What became of one suite, fabric, point and metric.
@@ -23,6 +30,9 @@ pub enum Verdict {
     Regressed,
     Improved,
     Unchanged,
+    /// One run a side moved by more than its samples' spread, but no more than run-to-run
+    /// variation may (no limit was set, or the change lies within it): not a regression.
+    Inconclusive,
     /// Could not be decided: missing on one side, too few samples, failed validation ...
     Invalid,
 }
@@ -33,6 +43,7 @@ impl Verdict {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
             Verdict::Unchanged => "unchanged",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::Invalid => "invalid",
         }
     }
@@ -73,6 +84,11 @@ pub struct Decision {
     pub high: Option<f64>,
     /// Mann-Whitney U's two-sided p-value (statistical only).
     pub p: Option<f64>,
+    /// With one run a side: the limit a change had to pass (None: no limit was set or learned).
+    pub limit: Option<Limit>,
+    /// Each side's value the decision rests on, when the rule chose it from some runs only
+    /// (several runs a side, compared within one placement); None: the entry's own statistic.
+    pub shown: Option<(f64, f64)>,
     /// Why, in a few words.
     pub reason: String,
 }
@@ -87,6 +103,8 @@ impl Decision {
             low: None,
             high: None,
             p: None,
+            limit: None,
+            shown: None,
             reason: reason.into(),
         }
     }
@@ -127,20 +145,27 @@ pub fn exact(baseline: f64, candidate: f64, better: Better) -> Decision {
         low: None,
         high: None,
         p: None,
+        limit: None,
+        shown: None,
         reason,
     }
 }
 
-/// Measured time: invalid with fewer than `settings.min_samples` a side; otherwise the ratio of
-/// medians (candidate over baseline) with its bootstrap interval at `settings.confidence`
-/// (`seed` makes it reproducible) and Mann-Whitney U's p-value. A change counts when p is below
-/// `1 - confidence` and the whole interval lies beyond `1 ± noise` on one side.
+/// Measured time, one run a side (or too few runs to decide over them, their samples pooled):
+/// invalid with fewer than `settings.min_samples` a side; otherwise the ratio of medians
+/// (candidate over baseline) with its bootstrap interval at `settings.confidence` (`seed` makes
+/// it reproducible) and Mann-Whitney U's p-value. The samples call it a change when p is below
+/// `1 - confidence` and the whole interval lies beyond `1 ± noise` on one side; but the samples
+/// show only the noise within a run, so such a change counts (regressed or improved) only when
+/// it also lies beyond the limit: `settings.bound` when the user set one, else `floor` (learned
+/// from history or replicates). Without a limit, or within it, it is `inconclusive`.
 pub fn statistical(
     baseline: &[f64],
     candidate: &[f64],
     better: Better,
     settings: &Settings,
     seed: u64,
+    floor: Option<Limit>,
 ) -> Decision {
     let (na, nb) = (baseline.len(), candidate.len());
     if na < settings.min_samples || nb < settings.min_samples {
@@ -160,18 +185,85 @@ pub fn statistical(
         seed,
         settings.confidence,
     );
-    decide(
+    let samples = decide(
         Rule::Statistical,
         interval,
         mann_whitney_p(baseline, candidate),
         better,
+        settings.noise,
         settings,
-    )
+    );
+    if !matches!(samples.verdict, Verdict::Regressed | Verdict::Improved) {
+        return samples;
+    }
+    let limit = settings
+        .bound
+        .map(|fraction| Limit {
+            fraction,
+            source: LimitSource::Bound,
+            runs: 0,
+        })
+        .or(floor);
+    let change = change_words(&samples);
+    let Some(limit) = limit else {
+        return Decision {
+            verdict: Verdict::Inconclusive,
+            reason: format!(
+                "{change} by its samples, but one run a side cannot separate a change from \
+                 run-to-run variation: compare several runs a side, or set --bound"
+            ),
+            ..samples
+        };
+    };
+    let beyond = decide(
+        Rule::Statistical,
+        interval,
+        samples.p.unwrap_or(1.0),
+        better,
+        limit.fraction.max(settings.noise),
+        settings,
+    );
+    if beyond.verdict == samples.verdict {
+        Decision {
+            limit: Some(limit),
+            reason: format!("{change}, beyond {}", limit.text()),
+            ..samples
+        }
+    } else {
+        Decision {
+            verdict: Verdict::Inconclusive,
+            limit: Some(limit),
+            reason: format!(
+                "{change} by its samples, but within {}: one run a side cannot separate that \
+                 from run-to-run variation",
+                limit.text()
+            ),
+            ..samples
+        }
+    }
+}
+
+/// "+12.3% (worse)": the change a decision found, and which way it goes for the metric.
+fn change_words(d: &Decision) -> String {
+    let pct = (d.ratio.unwrap_or(1.0) - 1.0) * 100.0;
+    let way = if d.verdict == Verdict::Regressed {
+        "worse"
+    } else {
+        "better"
+    };
+    format!("{pct:+.1}% ({way})")
 }
 
 /// The verdict from a ratio's interval and the test's p-value: a change when significant and
 /// the whole interval lies beyond `1 ± noise` on one side, its direction the metric's.
-fn decide(rule: Rule, interval: Interval, p: f64, better: Better, settings: &Settings) -> Decision {
+fn decide(
+    rule: Rule,
+    interval: Interval,
+    p: f64,
+    better: Better,
+    band: f64,
+    settings: &Settings,
+) -> Decision {
     let (Some(ratio), Some(low), Some(high)) = (
         finite(interval.estimate),
         finite(interval.low),
@@ -181,13 +273,15 @@ fn decide(rule: Rule, interval: Interval, p: f64, better: Better, settings: &Set
     };
     let alpha = 1.0 - settings.confidence;
     let significant = p < alpha;
-    let above = low > 1.0 + settings.noise;
-    let below = high < 1.0 - settings.noise;
+    // The estimate beyond the band too: the percentile bootstrap of a median of quantised
+    // timings can leave its estimate outside its interval, and the row would read opposite.
+    let above = low > 1.0 + band && ratio > 1.0 + band;
+    let below = high < 1.0 - band && ratio < 1.0 - band;
     let (worse, better_side) = match better {
         Better::Lower => (above, below),
         Better::Higher => (below, above),
     };
-    let band = percent(settings.noise);
+    let band = percent(band);
     let (verdict, reason) = if !significant {
         (
             Verdict::Unchanged,
@@ -216,6 +310,8 @@ fn decide(rule: Rule, interval: Interval, p: f64, better: Better, settings: &Set
         low: Some(low),
         high: Some(high),
         p: Some(p),
+        limit: None,
+        shown: None,
         reason,
     }
 }
@@ -254,14 +350,53 @@ pub fn runs(
     if a.iter().chain(&b).any(|&x| !(x > 0.0 && x.is_finite())) {
         return Decision::invalid(Rule::Runs, "a run's median is not a positive number");
     }
+    // Runs that fall into placements far apart are compared within the one both sides share.
+    let (a, b, within) = match placement::common(&a, &b) {
+        Some(p) => {
+            let said = format!(
+                "; runs fell into {} placements, decided on the {} and {} runs of the one both \
+                 sides share most",
+                p.placements,
+                p.baseline.len(),
+                p.candidate.len()
+            );
+            (p.baseline, p.candidate, said)
+        }
+        None => (a, b, String::new()),
+    };
     let interval = hodges_lehmann_ratio(&a, &b, settings.confidence);
-    decide(
+    let d = decide(
         Rule::Runs,
         interval,
         mann_whitney_p(&a, &b),
         better,
+        settings.noise,
         settings,
-    )
+    );
+    // The tables print each side's median of run medians: a change they show the other way
+    // (possible when the sides mix fast and slow runs in different shares) is not called one.
+    let shown = median(&b) / median(&a);
+    let agrees = match d.ratio {
+        Some(r) if r > 1.0 => shown > 1.0,
+        Some(r) if r < 1.0 => shown < 1.0,
+        _ => true,
+    };
+    let d = Decision {
+        shown: Some((median(&a), median(&b))),
+        reason: d.reason.clone() + &within,
+        ..d
+    };
+    if matches!(d.verdict, Verdict::Regressed | Verdict::Improved) && !agrees {
+        return Decision {
+            verdict: Verdict::Unchanged,
+            reason: format!(
+                "the Hodges-Lehmann ratio and the medians of the runs disagree on the \
+                 direction{within}"
+            ),
+            ..d
+        };
+    }
+    d
 }
 
 /// A p-value in a few characters: "0.031", "<0.001".
@@ -302,8 +437,105 @@ mod tests {
             .collect()
     }
 
+    /// The samples' own verdict: a bound no wider than the noise band changes nothing.
+    fn by_samples() -> Settings {
+        Settings {
+            bound: Some(1e-9),
+            ..Settings::default()
+        }
+    }
+
     fn decide(a: &[f64], b: &[f64], better: Better) -> Decision {
-        statistical(a, b, better, &Settings::default(), 7)
+        statistical(a, b, better, &by_samples(), 7, None)
+    }
+
+    #[test]
+    fn one_run_a_side_cannot_call_a_change_without_a_limit() {
+        let a = noisy(200, 10.0, 0.01, 3);
+        let up = noisy(200, 11.0, 0.01, 4);
+        // No bound, no floor: a clear 10 % by the samples is inconclusive, and says why.
+        let d = statistical(&a, &up, Better::Lower, &Settings::default(), 7, None);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        assert!(d
+            .reason
+            .contains("cannot separate a change from run-to-run variation"));
+        assert!(d.reason.starts_with("+10."), "{}", d.reason);
+        assert!(d.ratio.unwrap() > 1.09 && d.limit.is_none());
+        // Unchanged stays unchanged: nothing to separate.
+        let same = statistical(&a, &a, Better::Lower, &Settings::default(), 7, None);
+        assert_eq!(same.verdict, Verdict::Unchanged);
+        // A bound of 5 % is passed by a 10 % change, one of 15 % is not.
+        let bound = |b| Settings {
+            bound: Some(b),
+            ..Settings::default()
+        };
+        let d = statistical(&a, &up, Better::Lower, &bound(0.05), 7, None);
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert_eq!(d.limit.unwrap().source, LimitSource::Bound);
+        assert!(d.reason.contains("beyond the bound ±5%"), "{}", d.reason);
+        let d = statistical(&a, &up, Better::Lower, &bound(0.15), 7, None);
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        assert!(d.reason.contains("within the bound ±15%"), "{}", d.reason);
+        // A learned floor decides when no bound is set, and a bound wins over it.
+        let floor = |f| Limit {
+            fraction: f,
+            source: LimitSource::History,
+            runs: 5,
+        };
+        let d = statistical(
+            &a,
+            &up,
+            Better::Lower,
+            &Settings::default(),
+            7,
+            Some(floor(0.04)),
+        );
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        let d = statistical(
+            &a,
+            &up,
+            Better::Higher,
+            &Settings::default(),
+            7,
+            Some(floor(0.2)),
+        );
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        let d = statistical(&a, &up, Better::Lower, &bound(0.2), 7, Some(floor(0.04)));
+        assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+        // A faster candidate against a bound is an improvement, in the metric's direction.
+        let down = noisy(200, 9.0, 0.01, 5);
+        let d = statistical(&a, &down, Better::Lower, &bound(0.05), 7, None);
+        assert_eq!(d.verdict, Verdict::Improved, "{d:?}");
+    }
+
+    #[test]
+    fn a_change_needs_its_estimate_beyond_the_band_too() {
+        // An interval wholly above the band with the estimate inside it cannot occur from a
+        // bootstrap of spread samples, so it is built: the rows would read opposite.
+        let i = Interval {
+            estimate: 1.0,
+            low: 1.05,
+            high: 1.2,
+        };
+        let d = super::decide(
+            Rule::Statistical,
+            i,
+            1e-6,
+            Better::Lower,
+            0.02,
+            &Settings::default(),
+        );
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
+        let i = Interval { estimate: 1.1, ..i };
+        let d = super::decide(
+            Rule::Statistical,
+            i,
+            1e-6,
+            Better::Lower,
+            0.02,
+            &Settings::default(),
+        );
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
     }
 
     #[test]
@@ -350,9 +582,9 @@ mod tests {
         // With a band of 0.5 % the same shift counts.
         let narrow = Settings {
             noise: 0.005,
-            ..Settings::default()
+            ..by_samples()
         };
-        let d = statistical(&a, &b, Better::Lower, &narrow, 7);
+        let d = statistical(&a, &b, Better::Lower, &narrow, 7, None);
         assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
     }
 
@@ -428,7 +660,7 @@ mod tests {
         // A narrow band, so that only the unit of observation decides.
         let s = Settings {
             noise: 0.005,
-            ..Settings::default()
+            ..by_samples()
         };
         let base = runs_of(10.0, &[0.0, 0.01, -0.01, 0.0, 0.005], 10);
         // Two candidate runs disturbed (one 8 % slower, one three times slower: a busy
@@ -440,7 +672,7 @@ mod tests {
         // The samples pooled would call it a regression: the disturbed runs' samples move the
         // pooled median, and every sample counts as independent.
         let pool = |r: &[Vec<f64>]| r.concat();
-        let pooled = statistical(&pool(&base), &pool(&cand), Better::Lower, &s, 3);
+        let pooled = statistical(&pool(&base), &pool(&cand), Better::Lower, &s, 3, None);
         assert_eq!(pooled.verdict, Verdict::Regressed, "{pooled:?}");
     }
 
@@ -458,6 +690,37 @@ mod tests {
             runs(&base, &slower, Better::Higher, &s).verdict,
             Verdict::Improved
         );
+    }
+
+    #[test]
+    fn over_runs_a_shift_is_found_within_the_placement_both_sides_share() {
+        // Ten runs a side on two placements 3.5 times apart, in different shares (6 and 4
+        // fast, 3 and 7 ... ), the candidate 10 % slower on both: over all the runs the medians
+        // overlap across the modes, within the slow placement (4 and 7 runs) the shift is
+        // plain.
+        let levels = |slow: usize, n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i < slow { 2.5 } else { 0.0 } + 0.005 * (i % 3) as f64)
+                .collect()
+        };
+        let base = runs_of(10.0, &levels(4, 10), 10);
+        let slower = runs_of(11.0, &levels(7, 10), 20);
+        let d = runs(&base, &slower, Better::Lower, &Settings::default());
+        assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+        assert!(
+            d.reason
+                .contains("2 placements, decided on the 4 and 7 runs"),
+            "{d:?}"
+        );
+        let (x, y) = d.shown.unwrap();
+        assert!(
+            x > 30.0 && (y / x - 1.1).abs() < 0.02,
+            "the slow placement's: {d:?}"
+        );
+        // The same runs, nothing changed: unchanged.
+        let same = runs_of(10.0, &levels(7, 10), 30);
+        let d = runs(&base, &same, Better::Lower, &Settings::default());
+        assert_eq!(d.verdict, Verdict::Unchanged, "{d:?}");
     }
 
     #[test]

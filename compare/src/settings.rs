@@ -18,6 +18,10 @@ pub struct Settings {
     pub resamples: usize,
     /// The fewest samples either side may have for a statistical verdict; fewer is `invalid`.
     pub min_samples: usize,
+    /// With one run a side on a measured fabric, a change counts only when its whole interval
+    /// lies beyond ±this (a fraction); None: only beyond a noise floor learned from history or
+    /// replicates, and without one it is `inconclusive`.
+    pub bound: Option<f64>,
 }
 
 /// Fewer resamples than this cannot place the ends of a 95 % interval with any stability.
@@ -30,6 +34,7 @@ impl Default for Settings {
             confidence: 0.95,
             resamples: 2000,
             min_samples: 5,
+            bound: None,
         }
     }
 }
@@ -74,7 +79,41 @@ impl Settings {
                 ),
             );
         }
+        if let Some(b) = self.bound {
+            if !(b > 0.0 && b < MAX_BOUND) {
+                return bad(
+                    "bound",
+                    format!(
+                        "{} is not a percentage above 0% and below {} (such as 10%)",
+                        percent(b),
+                        percent(MAX_BOUND)
+                    ),
+                );
+            }
+        }
         Ok(())
+    }
+}
+
+/// A bound this large (tenfold) is no gate at all: surely a slip of the unit.
+pub const MAX_BOUND: f64 = 10.0;
+
+/// A bound as written: "10%" (a percentage) or "0.1" (a fraction), above 0 and below 1000 %.
+pub fn parse_bound(text: &str) -> Result<f64, CompareError> {
+    let t = text.trim();
+    let value = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match value {
+        Ok(v) if v > 0.0 && v < MAX_BOUND => Ok(v),
+        _ => Err(CompareError::Setting {
+            name: "bound",
+            reason: format!(
+                "'{text}' is not a percentage above 0% and below 1000% (such as 10%) or a \
+                 fraction (such as 0.1)"
+            ),
+        }),
     }
 }
 
@@ -138,6 +177,22 @@ mod tests {
         assert!(with(|s| s.noise = 1.0).starts_with("100% is not a percentage"));
         assert!(with(|s| s.resamples = 10).starts_with("10 is too few: give at least 100"));
         assert!(with(|s| s.min_samples = 1).starts_with("1 is too few: give 2 or more"));
+    }
+
+    #[test]
+    fn bounds_as_a_percentage_or_a_fraction() {
+        assert_eq!(parse_bound("10%").unwrap(), 0.1);
+        assert_eq!(parse_bound("0.25").unwrap(), 0.25);
+        assert_eq!(parse_bound("150%").unwrap(), 1.5);
+        for bad in ["0%", "-5%", "1000%", "abc", "", "nan"] {
+            let e = parse_bound(bad).unwrap_err().to_string();
+            assert!(e.contains("10%") && e.contains(bad), "{bad}: {e}");
+        }
+        let s = Settings {
+            bound: Some(0.0),
+            ..Settings::default()
+        };
+        assert!(s.check().unwrap_err().to_string().contains("above 0%"));
     }
 
     #[test]

@@ -4,14 +4,16 @@
 //! them), each matched pair handed to [`crate::rule`]. The runs of one side that measured the
 //! same series are its replicates. What only one side has is an `invalid` entry saying which
 //! side lacks it; two sides with nothing at all in common are an error that says what each
-//! holds.
+//! holds. Each entry carries the statistic its verdict rests on ([`Statistic`]), which the
+//! tables print, and with one run a side the limit a change had to pass.
 
 use bench_core::measure::{Metric, Point, PointKey};
 use results::model::Series;
 use results::Run;
 
-use crate::model::{Comparison, Entry, RunInfo};
-use crate::rule::{self, Decision, Rule};
+use crate::limit::{floor_of, Floors, Limit, LimitSource, MIN_FLOOR_RUNS};
+use crate::model::{Comparison, Entry, RunInfo, Statistic};
+use crate::rule::{self, Decision, Rule, MIN_RUNS};
 use crate::settings::Settings;
 use crate::CompareError;
 
@@ -22,6 +24,17 @@ pub fn compare(
     baseline: &[Run],
     candidate: &[Run],
     settings: &Settings,
+) -> Result<Comparison, CompareError> {
+    compare_with(baseline, candidate, settings, &Floors::default())
+}
+
+/// [`compare`], with noise floors learned elsewhere (a history store's runs) for the entries a
+/// single run a side decides.
+pub fn compare_with(
+    baseline: &[Run],
+    candidate: &[Run],
+    settings: &Settings,
+    floors: &Floors,
 ) -> Result<Comparison, CompareError> {
     settings.check()?;
     let (Some(first_baseline), Some(first_candidate)) = (baseline.first(), candidate.first())
@@ -35,7 +48,7 @@ pub fn compare(
     let mut entries = Vec::new();
     for s in &ours {
         match counterpart(&theirs, s) {
-            Some(c) => compare_series(s, c, settings, &mut entries),
+            Some(c) => compare_series(s, c, settings, floors, &mut entries),
             None => missing_series(s.first(), Side::Candidate, &mut entries),
         }
     }
@@ -197,10 +210,50 @@ fn entry(s: &Series, key: Option<&PointKey>, f: &Facet, decision: Decision) -> E
         metric: f.metric.name.clone(),
         unit: f.metric.unit.clone(),
         better: f.metric.better,
+        statistic: Statistic::Headline,
         baseline: None,
         candidate: None,
+        baseline_headline: None,
+        candidate_headline: None,
         decision,
     }
+}
+
+/// The statistic a facet decided by `rule` is judged on, when the sides hold `runs` runs each.
+fn statistic_for(rule: Rule, runs: (usize, usize)) -> Statistic {
+    match rule {
+        Rule::Exact => Statistic::Headline,
+        _ if runs.0 >= MIN_RUNS && runs.1 >= MIN_RUNS => Statistic::MedianOfRuns,
+        _ => Statistic::Median,
+    }
+}
+
+/// A facet's value of `stat`: its headline, the median of its samples pooled, or the median
+/// of its runs' medians.
+fn value_of(f: &Facet, stat: Statistic) -> f64 {
+    use bench_core::stats::two_sample::median;
+    match stat {
+        Statistic::Headline => f.headline,
+        Statistic::Median => median(&f.values.concat()),
+        Statistic::MedianOfRuns => median(&run_medians(f)),
+    }
+}
+
+fn run_medians(f: &Facet) -> Vec<f64> {
+    f.values
+        .iter()
+        .map(|v| bench_core::stats::two_sample::median(v))
+        .collect()
+}
+
+/// The noise floor a side's own runs show, when it holds enough of them; the larger of the two
+/// sides'.
+fn replicate_floor(a: &Facet, b: &Facet) -> Option<Limit> {
+    [a, b]
+        .into_iter()
+        .filter(|f| f.values.len() >= MIN_FLOOR_RUNS)
+        .filter_map(|f| floor_of(&run_medians(f), LimitSource::Replicates))
+        .max_by(|x, y| x.fraction.total_cmp(&y.fraction))
 }
 
 /// The rule that decides (or would decide) a facet of `s` (when a side has several runs, a
@@ -237,11 +290,15 @@ fn missing_series(s: &Series, side: Side, out: &mut Vec<Entry>) {
 
 /// Facets of a point one side lacks (or of a point both have, `f` lacking on one side).
 fn missing_facet(s: &Series, key: &PointKey, f: &Facet, side: Side) -> Entry {
-    let d = Decision::invalid(rule_for(s.emulated, f.host_timed), side.lacks());
+    let rule = rule_for(s.emulated, f.host_timed);
+    let d = Decision::invalid(rule, side.lacks());
     let mut e = entry(s, Some(key), f, d);
+    let runs = f.values.len();
+    e.statistic = statistic_for(rule, (runs, runs));
+    let value = Some(value_of(f, e.statistic));
     match side {
-        Side::Candidate => e.baseline = Some(f.headline),
-        Side::Baseline => e.candidate = Some(f.headline),
+        Side::Candidate => (e.baseline, e.baseline_headline) = (value, Some(f.headline)),
+        Side::Baseline => (e.candidate, e.candidate_headline) = (value, Some(f.headline)),
     }
     e
 }
@@ -253,7 +310,13 @@ fn first_points(s: &Series) -> Vec<&Point> {
     s.points.iter().filter(|p| seen.insert(&p.key)).collect()
 }
 
-fn compare_series(sg: &Group, cg: &Group, settings: &Settings, out: &mut Vec<Entry>) {
+fn compare_series(
+    sg: &Group,
+    cg: &Group,
+    settings: &Settings,
+    floors: &Floors,
+    out: &mut Vec<Entry>,
+) {
     let (s, c) = (sg.first(), cg.first());
     let emulated = sg.series.iter().chain(&cg.series).all(|x| x.emulated);
     for p in first_points(s) {
@@ -268,7 +331,7 @@ fn compare_series(sg: &Group, cg: &Group, settings: &Settings, out: &mut Vec<Ent
         let theirs = facets(&qs);
         for f in &ours {
             match theirs.iter().find(|g| g.metric.name == f.metric.name) {
-                Some(g) => out.push(compare_facet(s, emulated, &p.key, f, g, settings)),
+                Some(g) => out.push(compare_facet(s, emulated, &p.key, f, g, settings, floors)),
                 None => out.push(missing_facet(s, &p.key, f, Side::Candidate)),
             }
         }
@@ -295,6 +358,7 @@ fn compare_facet(
     a: &Facet,
     b: &Facet,
     settings: &Settings,
+    floors: &Floors,
 ) -> Entry {
     let rule = rule_for(emulated, a.host_timed || b.host_timed);
     let better = a.metric.better;
@@ -324,17 +388,40 @@ fn compare_facet(
                     s.suite, s.fabric, s.ranks, key, a.metric.name
                 );
                 let seed = rule::seed_of(&name);
-                match (a.values.as_slice(), b.values.as_slice()) {
-                    ([one], [other]) => rule::statistical(one, other, better, settings, seed),
-                    (ours, theirs) => rule::runs(ours, theirs, better, settings),
+                let (ours, theirs) = (a.values.as_slice(), b.values.as_slice());
+                if ours.len() >= MIN_RUNS && theirs.len() >= MIN_RUNS {
+                    rule::runs(ours, theirs, better, settings)
+                } else {
+                    // One run a side, or too few to decide over runs: the samples pooled, and
+                    // a change must pass a floor from the replicates there are, or history.
+                    let floor = replicate_floor(a, b).or_else(|| {
+                        floors.of(&Floors::name(
+                            &s.suite,
+                            &s.fabric,
+                            s.ranks,
+                            &key.to_string(),
+                            &a.metric.name,
+                        ))
+                    });
+                    let (x, y) = (ours.concat(), theirs.concat());
+                    rule::statistical(&x, &y, better, settings, seed, floor)
                 }
             }
         }
     };
     let mut e = entry(s, Some(key), a, decision);
     e.emulated = emulated;
-    e.baseline = Some(a.headline);
-    e.candidate = Some(b.headline);
+    e.statistic = statistic_for(rule, (a.values.len(), b.values.len()));
+    // A rule that decided on some runs only (one placement) says which values it used.
+    (e.baseline, e.candidate) = match e.decision.shown {
+        Some((x, y)) => (Some(x), Some(y)),
+        None => (
+            Some(value_of(a, e.statistic)),
+            Some(value_of(b, e.statistic)),
+        ),
+    };
+    e.baseline_headline = Some(a.headline);
+    e.candidate_headline = Some(b.headline);
     e
 }
 

@@ -7,6 +7,7 @@ use results::testing::{self, RunBuilder};
 
 use super::*;
 use crate::rule::Verdict;
+use crate::Statistic;
 
 fn osu(samples: &[u64], size: u64) -> Point {
     testing::point(
@@ -117,12 +118,36 @@ fn measured_series_are_compared_statistically_and_reproducibly() {
     );
     let c = compared(&a, &b);
     let e = &c.entries[0];
+    // 10 % slower by the samples, but one run a side cannot tell that from run-to-run
+    // variation: inconclusive, unless the change passes a bound.
     assert_eq!(
         (e.verdict(), e.decision.rule),
-        (Verdict::Regressed, Rule::Statistical)
+        (Verdict::Inconclusive, Rule::Statistical)
     );
     assert!(!e.emulated);
     assert_eq!(c, compared(&a, &b), "the same runs give the same intervals");
+    let bound = Settings {
+        bound: Some(0.05),
+        ..Settings::default()
+    };
+    let c = compare(std::slice::from_ref(&a), std::slice::from_ref(&b), &bound).unwrap();
+    let e = &c.entries[0];
+    assert_eq!(e.verdict(), Verdict::Regressed, "{e:?}");
+    // The values shown are the medians the ratio is of, not the headlines (means).
+    assert_eq!(e.statistic, Statistic::Median);
+    let median = |v: &Run| {
+        let p = &v.series[0].points[0];
+        bench_core::stats::two_sample::median(&p.values_of(&p.metrics[0]))
+    };
+    assert_eq!(
+        (e.baseline, e.candidate),
+        (Some(median(&a)), Some(median(&b)))
+    );
+    assert_eq!(e.decision.ratio, Some(median(&b) / median(&a)));
+    assert_ne!(
+        e.baseline, e.baseline_headline,
+        "the pattern's mean is not its median"
+    );
     // An emulated baseline against a measured candidate cannot be exact.
     let mut emulated = a.clone();
     emulated.series[0].emulated = true;
@@ -359,8 +384,91 @@ fn emulated_replicates_stay_exact_unless_they_disagree() {
         (Rule::Exact, Verdict::Unchanged),
         "{d:?}"
     );
-    // Replicates that differ were not reproducible: compared over runs, not exactly.
+    // Replicates that differ were not reproducible: compared statistically, not exactly (two
+    // runs a side are too few to decide over runs, so their samples are pooled).
     let differ = [rio(1000), rio(1001)];
     let c = compare(&differ, &same, &Settings::default()).unwrap();
+    assert_eq!(c.entries[0].decision.rule, Rule::Statistical);
+    let c = compare(
+        &[rio(1000), rio(1001), rio(1000), rio(1000)],
+        &[rio(1000), rio(1000), rio(1000), rio(1000)],
+        &Settings::default(),
+    )
+    .unwrap();
     assert_eq!(c.entries[0].decision.rule, Rule::Runs);
+    assert_eq!(c.entries[0].statistic, Statistic::MedianOfRuns);
+}
+
+fn shm_at(centre: u64) -> Run {
+    run(
+        "s",
+        vec![series(
+            "osu_latency",
+            "shm",
+            false,
+            vec![osu(&around(centre, 50), 8)],
+        )],
+    )
+}
+
+#[test]
+fn one_run_against_replicates_is_judged_against_their_spread() {
+    // Three baseline runs spread by 4 %: a candidate 10 % slower passes that floor, one 3 %
+    // slower (a clear change by the pooled samples) does not.
+    let base = [shm_at(1000), shm_at(1040), shm_at(1020)];
+    let decide = |centre| {
+        let c = compare(&base, &[shm_at(centre)], &Settings::default()).unwrap();
+        c.entries[0].decision.clone()
+    };
+    let d = decide(1130);
+    assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+    let limit = d.limit.unwrap();
+    assert_eq!((limit.source, limit.runs), (LimitSource::Replicates, 3));
+    assert!((limit.fraction - 0.04).abs() < 0.002, "{limit:?}");
+    let d = decide(1050);
+    assert_eq!(d.verdict, Verdict::Inconclusive, "{d:?}");
+    assert!(
+        d.reason.contains("within the noise floor ±"),
+        "{}",
+        d.reason
+    );
+}
+
+#[test]
+fn one_run_a_side_is_judged_against_a_floor_from_history() {
+    let (a, b) = (shm_at(1000), shm_at(1100));
+    let name = Floors::name("osu_latency", "shm", 2, "size 8", "latency");
+    assert_eq!(
+        name,
+        Floors::name(
+            "osu_latency",
+            "shm",
+            2,
+            &PointKey::size(8).to_string(),
+            "latency"
+        )
+    );
+    let with = |spread: &[f64]| {
+        let mut floors = Floors::default();
+        for v in spread {
+            floors.learn(name.clone(), *v);
+        }
+        let c = compare_with(
+            std::slice::from_ref(&a),
+            std::slice::from_ref(&b),
+            &Settings::default(),
+            &floors,
+        )
+        .unwrap();
+        c.entries[0].decision.clone()
+    };
+    // History spread 3 %: 10 % is beyond it.
+    let d = with(&[1.0, 1.03, 1.01]);
+    assert_eq!(d.verdict, Verdict::Regressed, "{d:?}");
+    assert_eq!(d.limit.unwrap().source, LimitSource::History);
+    // Spread 20 %: within it.
+    assert_eq!(with(&[1.0, 1.2, 1.1]).verdict, Verdict::Inconclusive);
+    // Too few entries to learn from: no floor.
+    let d = with(&[1.0, 1.01]);
+    assert_eq!((d.verdict, d.limit), (Verdict::Inconclusive, None));
 }

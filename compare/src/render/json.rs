@@ -6,7 +6,8 @@ use bench_core::measure::Better;
 use serde::Serialize;
 
 use super::Renderer;
-use crate::model::{Comparison, Entry, RunInfo, Summary};
+use crate::limit::LimitSource;
+use crate::model::{Comparison, Entry, RunInfo, Statistic, Summary};
 use crate::rule::{Rule, Verdict};
 use crate::CompareError;
 
@@ -23,6 +24,8 @@ struct Document<'a> {
     confidence: f64,
     resamples: usize,
     min_samples: usize,
+    /// The user's bound for one run a side; null when none.
+    bound: Option<f64>,
     summary: Summary,
     verdicts: Vec<Row<'a>>,
 }
@@ -40,12 +43,20 @@ struct Row<'a> {
     metric: &'a str,
     unit: &'a str,
     better: Better,
+    /// What baseline and candidate are: the statistic the verdict is decided on.
+    statistic: Statistic,
     baseline: Option<f64>,
     candidate: Option<f64>,
+    /// The suites' headline figures (mean latency, total bytes over total time ...).
+    baseline_headline: Option<f64>,
+    candidate_headline: Option<f64>,
     ratio: Option<f64>,
     low: Option<f64>,
     high: Option<f64>,
     p: Option<f64>,
+    /// One run a side: the limit a change had to pass, and where it came from.
+    limit: Option<f64>,
+    limit_from: Option<LimitSource>,
     rule: Rule,
     verdict: Verdict,
     reason: &'a str,
@@ -68,12 +79,17 @@ impl<'a> Row<'a> {
             metric: &e.metric,
             unit: &e.unit,
             better: e.better,
+            statistic: e.statistic,
             baseline: finite(e.baseline),
             candidate: finite(e.candidate),
+            baseline_headline: finite(e.baseline_headline),
+            candidate_headline: finite(e.candidate_headline),
             ratio: finite(d.ratio),
             low: finite(d.low),
             high: finite(d.high),
             p: finite(d.p),
+            limit: d.limit.map(|l| l.fraction),
+            limit_from: d.limit.map(|l| l.source),
             rule: d.rule,
             verdict: d.verdict,
             reason: &d.reason,
@@ -92,6 +108,7 @@ impl Renderer for Json {
             confidence: c.settings.confidence,
             resamples: c.settings.resamples,
             min_samples: c.settings.min_samples,
+            bound: c.settings.bound,
             summary: c.summary(),
             verdicts: c.entries.iter().map(Row::of).collect(),
         };

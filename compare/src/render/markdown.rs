@@ -17,6 +17,8 @@ impl Renderer for Markdown {
             format!("{} regressed", s.regressed)
         } else if s.improved > 0 {
             format!("no regression, {} improved", s.improved)
+        } else if s.inconclusive > 0 {
+            format!("no regression, {} inconclusive", s.inconclusive)
         } else {
             "no change".into()
         };
@@ -55,6 +57,7 @@ impl Renderer for Markdown {
             out.push('\n');
         }
         for (verdict, what) in [
+            (Verdict::Inconclusive, "inconclusive"),
             (Verdict::Invalid, "not compared"),
             (Verdict::Unchanged, "unchanged"),
         ] {
@@ -103,10 +106,10 @@ mod tests {
         assert!(changes < regressed && regressed < improved && improved < invalid);
         assert!(invalid < unchanged && unchanged < text.find("| unchanged |").unwrap());
         assert!(
-            text.contains("| suite | fabric | point | metric | baseline |"),
+            text.contains("| suite | fabric | point | metric | statistic | baseline |"),
             "{text}"
         );
-        assert!(text.contains("|---|---|---|---|---:|"), "{text}");
+        assert!(text.contains("|---|---|---|---|---|---:|"), "{text}");
         // "<0.001" would open an HTML tag in GitHub's renderer: no `<` in a table is bare.
         assert!(text.contains("\\<0.001"), "{text}");
         for line in text.lines().filter(|l| l.starts_with('|')) {

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use bench_core::measure::PointKey;
 use results::format::table;
 
-use crate::model::{Comparison, Entry};
+use crate::model::{Comparison, Entry, Statistic};
 use crate::rule::{p_text, Rule, Verdict};
 use crate::settings::percent;
 use crate::{CompareError, Format};
@@ -44,12 +44,17 @@ pub fn render(comparison: &Comparison, format: Format) -> Result<String, Compare
 const MISSING: &str = "-";
 
 /// "22 compared: 2 regressed, 0 improved, 20 unchanged, 0 invalid (noise band ±2%, 95%
-/// confidence)".
+/// confidence)"; "N inconclusive" among them when there are any.
 pub fn summary_line(c: &Comparison) -> String {
     let s = c.summary();
+    let inconclusive = if s.inconclusive > 0 {
+        format!("{} inconclusive, ", s.inconclusive)
+    } else {
+        String::new()
+    };
     format!(
-        "{} compared: {} regressed, {} improved, {} unchanged, {} invalid (noise band ±{}, {} \
-         confidence)",
+        "{} compared: {} regressed, {} improved, {} unchanged, {inconclusive}{} invalid (noise \
+         band ±{}, {} confidence)",
         s.compared,
         s.regressed,
         s.improved,
@@ -82,6 +87,16 @@ pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
             .any(|e| e.decision.rule == rule && e.decision.ratio.is_some())
     };
     let mut out = Vec::new();
+    if c.summary().inconclusive > 0 {
+        out.push(
+            "Rows marked inconclusive had one run a side on a measured fabric: they moved by more \
+             than the samples of one run vary, but two runs of the same build on a shared \
+             machine differ by more than that, so one run a side cannot separate a change from \
+             run-to-run variation, and they fail nothing. Compare directories of several runs a \
+             side (scripts/ci-perf.sh --runs K), or fail beyond a limit: --bound PCT, or a \
+             noise floor learned with --history STORE.",
+        );
+    }
     if decided_by(Rule::Exact) {
         out.push(
             "Rows marked exact ran on emulated fabrics in virtual time: their headlines are \
@@ -90,16 +105,18 @@ pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
     }
     if decided_by(Rule::Runs) {
         out.push(
-            "Rows decided by runs had several runs a side: each run's median is one observation; \
-             change and interval are the Hodges-Lehmann ratio of those (the median of every \
-             candidate-run over baseline-run ratio) and its interval, so a change must show \
-             across the runs and one disturbed run cannot decide.",
+            "Rows decided by runs had several runs a side: each run's median is one observation, \
+             and baseline and candidate are the median of those; change and interval are the \
+             Hodges-Lehmann ratio of the runs' medians (the median of every candidate-run over \
+             baseline-run ratio) and its interval, so a change must show across the runs and \
+             one disturbed run cannot decide.",
         );
     }
     if decided_by(Rule::Statistical) {
         out.push(
-            "Elsewhere change and interval are of the median of the raw samples (candidate over \
-             baseline); baseline and candidate are the suites' headline figures.",
+            "Rows decided statistically show the median of the raw samples (of a side's runs \
+             pooled), and change and interval are of their ratio (candidate over baseline); the \
+             suites' headline figures (mean latency ...) are in the JSON.",
         );
     }
     out
@@ -168,11 +185,20 @@ pub fn interval_text(e: &Entry) -> String {
     }
 }
 
-/// The verdict; an invalid one with its reason.
+/// The verdict; an invalid one with its reason; one decided against a limit (one run a side)
+/// with the limit ("regressed (beyond ±10%)", "inconclusive (within ±7.3%)").
 pub fn verdict_text(e: &Entry) -> String {
-    match e.verdict() {
-        Verdict::Invalid => format!("invalid: {}", e.decision.reason),
-        v => v.word().into(),
+    let limit = e
+        .decision
+        .limit
+        .map(|l| percent((l.fraction * 1000.0).round() / 1000.0));
+    match (e.verdict(), limit) {
+        (Verdict::Invalid, _) => format!("invalid: {}", e.decision.reason),
+        (Verdict::Inconclusive, Some(l)) => format!("inconclusive (within ±{l})"),
+        (v @ (Verdict::Regressed | Verdict::Improved), Some(l)) => {
+            format!("{} (beyond ±{l})", v.word())
+        }
+        (v, _) => v.word().into(),
     }
 }
 
@@ -186,32 +212,58 @@ fn ranks_vary(entries: &[&Entry]) -> bool {
         > 1
 }
 
+/// The statistic every row shows, when they all show the same one; None when they mix (the
+/// table then has a column saying each row's).
+fn one_statistic(entries: &[&Entry]) -> Option<Statistic> {
+    let set: BTreeSet<&str> = entries.iter().map(|e| e.statistic.word()).collect();
+    match set.len() {
+        1 => Some(entries[0].statistic),
+        _ => None,
+    }
+}
+
 /// The entries as the printed formats show them: a row each, numbers aligned right, and a
-/// rank-count column when `ranks`. The delimiter row is the tight one compare's Markdown
-/// always had.
+/// rank-count column when `ranks`. The value columns hold the statistic the verdict is decided
+/// on, and their headers name it ("baseline median"); when rows mix statistics, a column names
+/// each row's. The delimiter row is the tight one compare's Markdown always had.
 pub(crate) fn entry_table(entries: &[&Entry], ranks: bool) -> table::Table {
     use table::Align::{Left, Right};
-    let mut columns = vec![("suite", Left), ("fabric", Left)];
+    let mut columns: Vec<(String, table::Align)> =
+        vec![("suite".into(), Left), ("fabric".into(), Left)];
     if ranks {
-        columns.push(("ranks", Right));
+        columns.push(("ranks".into(), Right));
     }
-    columns.extend([
-        ("point", Left),
-        ("metric", Left),
-        ("baseline", Right),
-        ("candidate", Right),
-        ("change", Right),
-        ("interval", Right),
-        ("p", Right),
-        ("verdict", Left),
-    ]);
+    columns.extend([("point".into(), Left), ("metric".into(), Left)]);
+    let one = one_statistic(entries);
+    match one {
+        Some(stat) => columns.extend([
+            (format!("baseline {}", stat.word()), Right),
+            (format!("candidate {}", stat.word()), Right),
+        ]),
+        None => columns.extend([
+            ("statistic".into(), Left),
+            ("baseline".into(), Right),
+            ("candidate".into(), Right),
+        ]),
+    }
+    let columns: Vec<(&str, table::Align)> = columns
+        .iter()
+        .map(|(name, align)| (name.as_str(), *align))
+        .chain([
+            ("change", Right),
+            ("interval", Right),
+            ("p", Right),
+            ("verdict", Left),
+        ])
+        .collect();
     let mut t = table::Table::with_columns(columns).delimiter_row(table::DelimiterRow::Tight);
-    t.extend_rows(entries.iter().map(|e| cells(e, ranks)));
+    t.extend_rows(entries.iter().map(|e| cells(e, ranks, one.is_none())));
     t
 }
 
-/// One entry's cells, matching [`entry_table`]'s columns.
-fn cells(e: &Entry, ranks: bool) -> Vec<String> {
+/// One entry's cells, matching [`entry_table`]'s columns (`statistic`: the column naming the
+/// row's statistic is there).
+fn cells(e: &Entry, ranks: bool, statistic: bool) -> Vec<String> {
     let mut c = vec![e.suite.clone(), e.fabric.clone()];
     if ranks {
         c.push(e.ranks.to_string());
@@ -219,6 +271,11 @@ fn cells(e: &Entry, ranks: bool) -> Vec<String> {
     c.extend([
         point_text(e.key.as_ref()),
         format!("{} ({})", e.metric, e.unit),
+    ]);
+    if statistic {
+        c.push(e.statistic.word().into());
+    }
+    c.extend([
         value_text(e.baseline),
         value_text(e.candidate),
         change_text(e.decision.ratio),

@@ -3,7 +3,7 @@
 
 use bench_core::measure::{Better, PointKey};
 
-use crate::model::{Comparison, Entry, RunInfo};
+use crate::model::{Comparison, Entry, RunInfo, Statistic};
 use crate::rule::{Decision, Rule, Verdict};
 use crate::settings::Settings;
 
@@ -33,8 +33,15 @@ fn entry(suite: &str, fabric: &str, size: Option<u64>, metric: &str, d: Decision
         metric: metric.into(),
         unit: unit.into(),
         better,
+        statistic: if d.rule == Rule::Exact {
+            Statistic::Headline
+        } else {
+            Statistic::Median
+        },
         baseline: Some(31.29),
         candidate: Some(36.29),
+        baseline_headline: Some(31.5),
+        candidate_headline: Some(36.5),
         decision: d,
     }
 }
@@ -52,6 +59,8 @@ fn decision(
         low: interval.map(|i| i.0),
         high: interval.map(|i| i.1),
         p: interval.map(|i| i.2),
+        limit: None,
+        shown: None,
         reason: "why".into(),
     }
 }

@@ -30,6 +30,8 @@ impl Renderer for Table {
 mod tests {
     use super::*;
     use crate::render::testing::comparison;
+    use crate::rule::Verdict;
+    use crate::Statistic;
 
     #[test]
     fn aligned_rows_then_the_summary() {
@@ -43,6 +45,7 @@ mod tests {
                 "fabric",
                 "point",
                 "metric",
+                "statistic",
                 "baseline",
                 "candidate",
                 "change",
@@ -75,6 +78,49 @@ mod tests {
              confidence)"
         );
         assert!(lines[7].starts_with("Rows marked exact"), "{text}");
-        assert!(lines[8].starts_with("Elsewhere change and interval are of the median"));
+        assert!(lines[8].starts_with("Rows decided statistically show the median"));
+        // Each row names the statistic its values are: the rows mix them.
+        assert!(
+            lines[1].contains(" headline ") && lines[2].contains(" median "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_headers_name_the_statistic_when_every_row_has_the_same() {
+        let mut c = comparison();
+        c.entries.retain(|e| e.statistic == Statistic::Median);
+        let text = Table.render(&c).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("baseline median  candidate median"),
+            "{header}"
+        );
+        assert!(!header.contains("statistic"), "{header}");
+    }
+
+    #[test]
+    fn inconclusive_rows_are_counted_and_explained() {
+        let mut c = comparison();
+        let e = &mut c.entries[2];
+        e.decision.verdict = Verdict::Inconclusive;
+        let text = Table.render(&c).unwrap();
+        assert!(
+            text.contains("1 unchanged, 1 inconclusive, 1 invalid")
+                || text.contains("0 unchanged, 1 inconclusive"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cannot separate a change from run-to-run variation"),
+            "{text}"
+        );
+        // A limit, when there was one, is said beside the verdict.
+        c.entries[2].decision.limit = Some(crate::Limit {
+            fraction: 0.1,
+            source: crate::LimitSource::Bound,
+            runs: 0,
+        });
+        let text = Table.render(&c).unwrap();
+        assert!(text.contains("inconclusive (within ±10%)"), "{text}");
     }
 }

@@ -2,6 +2,7 @@
 //! and the verdict handed to `main` for the exit status; with --references, handed to
 //! [`references`].
 
+mod floors;
 mod references;
 
 use std::path::PathBuf;
@@ -16,7 +17,11 @@ use crate::exit::Failure;
 #[command(
     after_help = "Exit status: 0 when nothing regressed, 1 when something did (or, with \
                   --references, a check failed), 2 on bad input. Runs on emulated fabrics are \
-                  compared exactly. Example: fabbench compare base/RUN_ID new/RUN_ID --format markdown"
+                  compared exactly. On a measured fabric one run a side cannot separate a change \
+                  from run-to-run variation: such rows are inconclusive (exit 0) unless the \
+                  change passes --bound or a floor learned with --history; directories of \
+                  several runs a side are the way to gate. Example: fabbench compare \
+                  base/RUN_ID new/RUN_ID --format markdown"
 )]
 pub struct CompareArgs {
     /// Run directories: BASELINE CANDIDATE, or one RUN with --references
@@ -31,6 +36,17 @@ pub struct CompareArgs {
     /// +-this (percent, 2% or 0.02)
     #[arg(long, default_value = "2%", value_name = "PERCENT")]
     pub noise: String,
+
+    /// With one run a side on a measured fabric: a change counts (regressed or improved) only
+    /// when its whole interval lies beyond +-this (percent, 10% or 0.1); without it (or a floor
+    /// from --history or replicates) such a change is "inconclusive" and fails nothing
+    #[arg(long, value_name = "PERCENT")]
+    pub bound: Option<String>,
+
+    /// A history store (fabbench history add) to learn each point's noise floor from: the
+    /// largest ratio between its runs there; with one run a side a change must pass it
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
 
     /// Confidence of the test and of the interval, in (0, 1)
     #[arg(long, default_value_t = 0.95, value_name = "LEVEL")]
@@ -115,8 +131,12 @@ fn compared(args: &CompareArgs) -> Result<Comparison, String> {
     // A directory of several runs is a side of replicates (a CI job's --runs K).
     let read = |dir| compare::input::read_runs(dir).map_err(|e| e.to_string());
     let (baseline, candidate) = (read(baseline)?, read(candidate)?);
-    let comparison =
-        compare::compare(&baseline, &candidate, &settings).map_err(|e| e.to_string())?;
+    let floors = match (&args.history, candidate.first()) {
+        (Some(store), Some(run)) => floors::learn(store, &run.manifest.host.hostname)?,
+        _ => compare::Floors::default(),
+    };
+    let comparison = compare::compare_with(&baseline, &candidate, &settings, &floors)
+        .map_err(|e| e.to_string())?;
 
     // Everything is rendered before anything is written, and the exports go into place
     // together, so a failure leaves no file half-done and prints nothing.
@@ -147,6 +167,12 @@ fn settings(args: &CompareArgs) -> Result<Settings, String> {
         confidence: args.confidence,
         resamples: args.resamples,
         min_samples: args.min_samples,
+        bound: args
+            .bound
+            .as_deref()
+            .map(compare::settings::parse_bound)
+            .transpose()
+            .map_err(option)?,
     };
     s.check().map_err(option)?;
     Ok(s)

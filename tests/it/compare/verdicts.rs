@@ -16,7 +16,7 @@ const OSU: [&str; 7] = ["run", "osu_latency", "osu_bw", "-m", "1:1024", "-x", "2
 
 /// A run of OSU on `fabric` with `extra` options (20 iterations unless they say otherwise);
 /// the directory `--out` made (which holds the run directory, as a CI job's does).
-fn osu_run(name: &str, fabric: &str, extra: &[&str]) -> PathBuf {
+pub(super) fn osu_run(name: &str, fabric: &str, extra: &[&str]) -> PathBuf {
     let _s = serial();
     let mut args: Vec<&str> = OSU.to_vec();
     if !extra.contains(&"-i") {
@@ -28,13 +28,13 @@ fn osu_run(name: &str, fabric: &str, extra: &[&str]) -> PathBuf {
     r.ok().parent().unwrap().to_path_buf()
 }
 
-struct Compared {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(super) struct Compared {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-fn compare(args: &[&str]) -> Compared {
+pub(super) fn compare(args: &[&str]) -> Compared {
     let mut all = vec!["compare"];
     all.extend(args);
     let out = raw(&all);
@@ -45,12 +45,12 @@ fn compare(args: &[&str]) -> Compared {
     }
 }
 
-fn path(p: &Path) -> &str {
+pub(super) fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 /// The JSON verdicts of comparing `base` with `cand`, and the exit status.
-fn verdicts(base: &Path, cand: &Path, extra: &[&str]) -> (i32, Vec<serde_json::Value>) {
+pub(super) fn verdicts(base: &Path, cand: &Path, extra: &[&str]) -> (i32, Vec<serde_json::Value>) {
     let mut args = vec![path(base), path(cand), "--format", "json"];
     args.extend(extra);
     let c = compare(&args);
@@ -59,7 +59,7 @@ fn verdicts(base: &Path, cand: &Path, extra: &[&str]) -> (i32, Vec<serde_json::V
     (c.code, doc["verdicts"].as_array().unwrap().clone())
 }
 
-fn num(v: &serde_json::Value, field: &str) -> f64 {
+pub(super) fn num(v: &serde_json::Value, field: &str) -> f64 {
     v[field]
         .as_f64()
         .unwrap_or_else(|| panic!("{field} in {v}"))
@@ -303,7 +303,7 @@ fn bad_input_is_one_line_and_status_2() {
 }
 
 /// `k` runs of osu_latency at 8 B on shm into one directory, as a CI job's `--runs k` makes them.
-fn shm_runs(name: &str, k: usize, extra: &[&str]) -> PathBuf {
+pub(super) fn shm_runs(name: &str, k: usize, extra: &[&str]) -> PathBuf {
     let _s = serial();
     let dir = scratch(name);
     for _ in 0..k {
@@ -334,16 +334,21 @@ fn several_runs_a_side_are_replicates_compared_over_runs() {
     // A side against itself: every run median equal, nothing to see.
     let (code, v) = verdicts(&base, &base, &[]);
     assert_eq!((code, v[0]["verdict"].as_str()), (0, Some("unchanged")));
-    // Fewer than 4 runs a side cannot reach significance: said, not guessed.
+    // Fewer than 4 runs a side cannot reach significance over runs: the samples are pooled,
+    // and the change must pass the noise floor the side of 4 runs shows (far beyond it here).
     let few = shm_runs("cmp-reps-few", 2, &[]);
     let (code, v) = verdicts(&few, &slow, &[]);
-    assert_eq!(code, 0);
-    assert_eq!(v[0]["verdict"], "invalid");
+    assert_eq!(code, 1, "{v:?}");
+    assert_eq!(
+        (&v[0]["rule"], &v[0]["verdict"]),
+        (&"statistical".into(), &"regressed".into())
+    );
+    assert_eq!(v[0]["limit_from"], "replicates", "{v:?}");
     assert!(
         v[0]["reason"]
             .as_str()
             .unwrap()
-            .contains("too few runs: 2 in the baseline, 4"),
+            .contains("learned from 4 replicate runs"),
         "{v:?}"
     );
 }
