@@ -6,13 +6,15 @@
 //! any change a gate looks for ([`MODE_GAP`]); a change is then judged within the placement both
 //! sides have most runs on ([`common`]), like with like.
 
-use crate::rule::MIN_RUNS;
-
 /// Run medians this far apart (a ratio) belong to different placements: 1.5 times is far more
 /// than the run-to-run spread within one placement (a few percent here) and than the changes a
 /// gate is for; a larger change that opens such a gap between the sides leaves no placement
 /// both share, and the runs are compared whole.
 pub const MODE_GAP: f64 = 1.5;
+
+/// The fewest runs a side for [`runs`]: with 3 a side, the smallest p-value Mann-Whitney U can
+/// give is 0.1, so nothing could be significant at the usual 95 %.
+pub const MIN_RUNS: usize = 4;
 
 /// The runs of each side on the placement both sides have most runs on (at least [`MIN_RUNS`]
 /// each), when the run medians fall into placements; None when they do not, or no placement

@@ -316,9 +316,7 @@ fn decide(
     }
 }
 
-/// The fewest runs a side for [`runs`]: with 3 a side, the smallest p-value Mann-Whitney U can
-/// give is 0.1, so nothing could be significant at the usual 95 %.
-pub const MIN_RUNS: usize = 4;
+pub use crate::placement::MIN_RUNS;
 
 /// Measured time, several runs a side. Between-run noise (where the kernel and the hypervisor
 /// put the ranks, what else ran meanwhile) is larger than the within-run noise the samples

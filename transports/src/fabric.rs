@@ -94,7 +94,7 @@ pub struct FabricDef {
     /// The message sizes at which an on/off tunable's mechanism acts under these settings
     /// (single copy only above the eager limit; hyperlink's drain thread only beyond its
     /// window): what a switch may be judged on.
-    pub switch_reach: fn(name: &str, settings: &Settings) -> crate::reach::Reach,
+    pub switch_reach: fn(name: &str, settings: &Settings) -> Reach,
     pub launch: Launch,
     /// Removes whatever a job with this id may have left behind (shared-memory segments),
     /// called after every job, however it ended.
@@ -281,4 +281,26 @@ pub fn engine_config(s: &Settings) -> EngineConfig {
 /// How long setup steps (bootstrap exchanges) may take.
 pub fn setup_timeout(s: &Settings) -> Duration {
     s.get(TIMEOUT)
+}
+
+/// The sizes a switch acts on: every message larger than `above` bytes (0: every message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    pub above: u64,
+    /// Why, in one clause a report can show ("single copy moves rendezvous messages only, ...").
+    pub why: String,
+}
+
+impl Reach {
+    /// Every size: the fabric knows no narrower range.
+    pub fn everywhere(why: impl Into<String>) -> Reach {
+        Reach {
+            above: 0,
+            why: why.into(),
+        }
+    }
+
+    pub fn acts_at(&self, size: u64) -> bool {
+        size > self.above
+    }
 }

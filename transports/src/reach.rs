@@ -9,27 +9,7 @@ use bench_core::tunables::Settings;
 
 use crate::fabric::{EAGER_LIMIT, RX_THREAD, SINGLE_COPY, SINGLE_COPY_SHARE};
 
-/// The sizes a switch acts on: every message larger than `above` bytes (0: every message).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reach {
-    pub above: u64,
-    /// Why, in one clause a report can show ("single copy moves rendezvous messages only, ...").
-    pub why: String,
-}
-
-impl Reach {
-    /// Every size: the fabric knows no narrower range.
-    pub fn everywhere(why: impl Into<String>) -> Reach {
-        Reach {
-            above: 0,
-            why: why.into(),
-        }
-    }
-
-    pub fn acts_at(&self, size: u64) -> bool {
-        size > self.above
-    }
-}
+pub use crate::fabric::Reach;
 
 /// The engine's switches, as every native and emulated wire under it uses them: single copy
 /// replaces the rendezvous data transfer, so it acts only on messages the eager limit in force
