@@ -96,16 +96,18 @@ fn shm_is_tuned_end_to_end_within_a_short_budget() {
     }
     assert!(o["spent"]["wall_s"].as_f64().unwrap() < 60.0);
     assert_eq!(o["virtual_time"], false);
-    // Whatever changed went through the gate, over OSU's full default range (1 B to 4 MiB).
-    let changed = ["eager_limit", "frag_size", "single_copy"]
-        .iter()
-        .any(|p| o["chosen"][p] != o["defaults"][p]);
+    // Whatever is deployed went through the gate, over OSU's full default range (1 B to 4 MiB).
+    // A changed value its own step could not confirm never reaches the gate (it is held back
+    // below), and on a loaded machine the budget may end before the gate's verdict: either way
+    // nothing unverified is deployed, and stdout says why.
     let v = o["verification"].as_array().unwrap();
-    // On a loaded machine the budget may end before the gate's verdict: then nothing
-    // unverified is deployed, and stdout says so.
-    let ran_out = r.stdout().contains("not verified: the budget ran out");
-    assert!(v.is_empty() || changed, "{}", r.stdout());
-    if changed && !ran_out {
+    let deployed_a_change = ["eager_limit", "frag_size", "single_copy"]
+        .iter()
+        .any(|p| o["deployed"][p] != o["defaults"][p]);
+    if deployed_a_change {
+        assert!(!v.is_empty(), "deployed without a verification: {}", r.stdout());
+    }
+    if !v.is_empty() {
         let sizes = v[0]["per_size"].as_array().unwrap();
         assert!(sizes.len() >= 20, "{}", sizes.len());
         assert!(r.stdout().contains("# gate: "), "{}", r.stdout());
