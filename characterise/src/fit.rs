@@ -145,11 +145,6 @@ impl Fit {
     }
 }
 
-/// The mean of per-size values.
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
-}
-
 /// A per-size value further from the median than this many scaled median absolute
 /// deviations is one size's accident (a spike the fabric has at one size only), not the
 /// segment's latency.
@@ -174,14 +169,16 @@ fn without_outliers(values: &[f64]) -> (Vec<f64>, usize) {
     (kept, left)
 }
 
-/// A line that does not fall: a falling fit (noise over a flat stretch) becomes its mean.
+/// A line that does not fall, fitted to the points' relative misses (a segment spans sizes
+/// from bytes to megabytes, and every size's time should be met in proportion): a falling fit
+/// (noise over a flat stretch) becomes its weighted mean.
 fn rising(points: &[(f64, f64)]) -> Option<Line> {
-    let l = line::fit(points)?;
+    let l = line::fit_relative(points)?;
     if l.slope >= 0.0 {
         return Some(l);
     }
     let ys: Vec<(f64, f64)> = points.iter().map(|p| (0.0, p.1)).collect();
-    line::fit(&ys)
+    line::fit_relative(&ys)
 }
 
 /// Everything one segment's sizes need, gathered once.
@@ -267,7 +264,8 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         Some(l) => {
             let g = l.slope.max(0.0);
             let gaps: Vec<f64> = wire.iter().map(|&i| r.step[i] - g * x[i]).collect();
-            (g, mean(&gaps))
+            let steps: Vec<f64> = wire.iter().map(|&i| r.step[i]).collect();
+            (g, line::mean_relative(&gaps, &steps))
         }
         None => {
             notes.push(
@@ -308,12 +306,20 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         })
         .collect();
     let (kept, outlying) = without_outliers(&lats);
+    // Each size's L weighs by its ping-pong's inverse square: L is read where it is a large
+    // share of the time (a megabyte's few microseconds of noise would otherwise set it).
+    let kept_scales: Vec<f64> = lats
+        .iter()
+        .zip(&r.pingpong)
+        .filter(|(l, _)| kept.contains(l))
+        .map(|(_, &pp)| pp)
+        .collect();
     if outlying > 0 {
         notes.push(format!(
             "{outlying} of {n} sizes left out of L: their ping-pong is further from the rest's line than {OUTLIER_MADS} median absolute deviations (a spike at those sizes only)"
         ));
     }
-    let mut latency = mean(&kept);
+    let mut latency = line::mean_relative(&kept, &kept_scales);
     if latency < 0.0 {
         notes.push(format!(
             "the overheads measured exceed the ping-pong by {:.0} ns on average: L is set to 0",
@@ -321,13 +327,27 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         ));
         latency = 0.0;
     }
+    // A ping-pong's sender starts its next message a round trip after the last, so the NIC
+    // was free again by then: a g larger than that (a stream slower than its ping-pong, G cut
+    // back above) would slow the model's ping-pong below the one measured.
+    let room = (0..n)
+        .map(|i| 2.0 * r.pingpong[i] - g_per_byte * x[i])
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
+    let mut gap = gap.max(0.0);
+    if gap > room {
+        notes.push(format!(
+            "g ({gap:.0} ns from the stream) is cut to {room:.0} ns: a NIC busy longer than a ping-pong's round trip would slow the ping-pong measured"
+        ));
+        gap = room;
+    }
     let params = LogGp {
         latency_ns: latency,
         send_ns: os.0,
         send_per_byte_ns: os.1,
         recv_ns: or_line.0,
         recv_per_byte_ns: or_line.1,
-        gap_ns: gap.max(0.0),
+        gap_ns: gap,
         gap_per_byte_ns: g_per_byte,
     };
     SegmentFit {

@@ -297,6 +297,14 @@ fn a_stream_slower_than_the_ping_pong_does_not_stretch_the_ping_pong() {
         - exact.get(Pattern::Pingpong, 1 << 21).unwrap())
         / (1u64 << 21) as f64;
     assert!(per_byte <= slope * 1.06, "{per_byte} against {slope}");
+    // Nor does the stream's slowness come back as a gap the ping-pong would wait for.
+    let g = seg.params.gap_ns;
+    let pp1 = exact.get(Pattern::Pingpong, 1).unwrap();
+    assert!(
+        g <= 2.0 * pp1,
+        "g {g} ns against a round trip of {} ns",
+        2.0 * pp1
+    );
     let pp = fit
         .residuals
         .iter()
@@ -366,4 +374,46 @@ fn an_estimate_outside_its_replicates_widens_its_interval() {
     let iv = percentile_interval(500.0, &mut reps).unwrap();
     assert!(iv.low > 10.0 && iv.high == 500.0, "{iv:?}");
     assert_eq!(percentile_interval(3.0, &mut [3.0, 3.0, 3.0]), None);
+}
+
+#[test]
+fn a_stream_slower_than_the_ping_pong_leaves_no_gap_the_ping_pong_would_wait_for() {
+    // The stream pays 50 us a message that the ping-pong never sees (as a host that preempts a
+    // stream's sender): read as the wire's fixed gap, the loggp fabric's NIC would be busy
+    // longer than a round trip and slow the model's ping-pong 15-fold.
+    let truth = Model {
+        segments: vec![(0, eager())],
+    };
+    let sizes: Vec<u64> = (0..=22).map(|k| 1u64 << k).collect();
+    let exact = measure(&truth, &sizes, None);
+    let mut obs = Observations::new(64);
+    for p in Pattern::ALL {
+        for (s, t) in exact.series(p) {
+            obs.insert(
+                p,
+                s,
+                if p == Pattern::Stream {
+                    t + 50_000.0
+                } else {
+                    t
+                },
+            );
+        }
+    }
+    let fit = fit(&obs, &[]).unwrap();
+    let seg = &fit.segments[0];
+    assert!(seg.notes.iter().any(|n| n.contains("g (")), "{seg:?}");
+    for r in fit
+        .residuals
+        .iter()
+        .filter(|r| r.pattern == Pattern::Pingpong)
+    {
+        let round_trip = 2.0 * r.measured_ns;
+        let nic = seg.params.gap_ns + r.size as f64 * seg.params.gap_per_byte_ns;
+        assert!(
+            nic <= round_trip * (1.0 + 1e-9),
+            "{nic} against {round_trip} at {}",
+            r.size
+        );
+    }
 }
