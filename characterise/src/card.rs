@@ -293,7 +293,11 @@ mod tests {
                 before: 40960,
                 kind: curves::Kind::Jump,
                 step: 0.5,
+                effect_ns: 900.0,
+                spread_ns: 20.0,
             }],
+            within_spread: Vec::new(),
+            rounds: 3,
             segments: vec![seg(0), seg(40960)],
             residuals: Vec::new(),
         };

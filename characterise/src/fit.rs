@@ -13,10 +13,14 @@
 //!   as measured;
 //! - `L` from the ping-pong less both overheads and `s * G`, the mean over the segment's sizes.
 //!
-//! Intervals are 95 % (Student's t): a line's from its standard errors, `L` and `g` from the
-//! spread of their per-size values. Exact data (an emulated fabric) gives zero-width intervals.
+//! Intervals are 95 % percentile bootstrap intervals over the rounds: every size's rounds are
+//! drawn again with replacement, their medians taken and the whole fit made again with the
+//! same switches, [`RESAMPLES`] times. Every parameter is a time or a rate, and the fit keeps
+//! each at 0 or above, so its interval is never negative; it is widened to hold the estimate
+//! (a cut-back `G` of 0 whose resamples all kept some is "0 (0..x)", never "0 (0.38..0.44)").
+//! One round (an emulated fabric, exact) gives no interval: nothing says how it varies.
 
-use bench_core::stats::two_sample::median;
+use bench_core::stats::two_sample::{median, SplitMix64};
 use serde::Serialize;
 
 use crate::line::{self, Line};
@@ -26,6 +30,16 @@ use crate::segments::{ranges, Switch};
 
 /// Confidence of every interval.
 pub const CONFIDENCE: f64 = 0.95;
+
+/// Bootstrap replicates per fit: the 2.5th and 97.5th percentiles of 400 values sit 10 values
+/// from each end, and a fit takes well under a millisecond.
+pub const RESAMPLES: usize = 400;
+
+/// The bootstrap's seed: the same measurements always give the same intervals.
+const SEED: u64 = 0x6C6F_6767_7030;
+
+/// The fit's worst ping-pong or stream error above which it says what to do.
+pub const WARN_ERROR: f64 = 0.25;
 
 /// A receive longer than the stream's step by more than this share waited for the data: no
 /// CPU can be busy longer per message than a stream of them takes.
@@ -94,7 +108,12 @@ impl Residual {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fit {
     pub window: u64,
+    /// The most rounds measured at a size: the medians fitted are of this many.
+    pub rounds: usize,
     pub switches: Vec<Switch>,
+    /// Bends of the ping-pong curve no larger than its run-to-run spread there: the host's, not
+    /// a protocol's, so no segment starts at them.
+    pub within_spread: Vec<Switch>,
     pub segments: Vec<SegmentFit>,
     pub residuals: Vec<Residual>,
 }
@@ -106,6 +125,17 @@ impl Fit {
         }
     }
 
+    /// The worst ping-pong or stream residual when its error passes [`WARN_ERROR`]: the curves
+    /// a card is run for. (The send and receive patterns are capped on purpose where a call
+    /// waited, so their errors there say nothing of the fit.)
+    pub fn too_far(&self) -> Option<&Residual> {
+        [Pattern::Pingpong, Pattern::Stream]
+            .into_iter()
+            .filter_map(|p| self.worst(p, 0))
+            .max_by(|a, b| a.error().abs().total_cmp(&b.error().abs()))
+            .filter(|r| r.error().abs() > WARN_ERROR)
+    }
+
     /// The largest |error| of a pattern's residuals, from `min_size` up.
     pub fn worst(&self, pattern: Pattern, min_size: u64) -> Option<&Residual> {
         self.residuals
@@ -113,33 +143,6 @@ impl Fit {
             .filter(|r| r.pattern == pattern && r.size >= min_size)
             .max_by(|a, b| a.error().abs().total_cmp(&b.error().abs()))
     }
-}
-
-fn interval(value: f64, se: Option<f64>, n: usize) -> Option<Interval> {
-    let se = se?;
-    let half = line::t_quantile(CONFIDENCE, (n as f64 - 2.0).max(1.0)) * se;
-    Some(Interval {
-        low: value - half,
-        high: value + half,
-    })
-}
-
-/// Mean and 95 % interval of per-size values.
-fn mean_interval(values: &[f64]) -> (f64, Option<Interval>) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 {
-        return (mean, None);
-    }
-    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let half = line::t_quantile(CONFIDENCE, n - 1.0) * sd / n.sqrt();
-    (
-        mean,
-        Some(Interval {
-            low: mean - half,
-            high: mean + half,
-        }),
-    )
 }
 
 /// A per-size value further from the median than this many scaled median absolute
@@ -166,14 +169,16 @@ fn without_outliers(values: &[f64]) -> (Vec<f64>, usize) {
     (kept, left)
 }
 
-/// A line that does not fall: a falling fit (noise over a flat stretch) becomes its mean.
+/// A line that does not fall, fitted to the points' relative misses (a segment spans sizes
+/// from bytes to megabytes, and every size's time should be met in proportion): a falling fit
+/// (noise over a flat stretch) becomes its weighted mean.
 fn rising(points: &[(f64, f64)]) -> Option<Line> {
-    let l = line::fit(points)?;
+    let l = line::fit_relative(points)?;
     if l.slope >= 0.0 {
         return Some(l);
     }
     let ys: Vec<(f64, f64)> = points.iter().map(|p| (0.0, p.1)).collect();
-    line::fit(&ys)
+    line::fit_relative(&ys)
 }
 
 /// Everything one segment's sizes need, gathered once.
@@ -255,12 +260,12 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
     let wire_line = (wire.len() >= 2)
         .then(|| rising(&wire.iter().map(|&i| (x[i], r.step[i])).collect::<Vec<_>>()))
         .flatten();
-    let (g_per_byte, gap, gap_iv, g_iv) = match wire_line {
+    let (g_per_byte, gap) = match wire_line {
         Some(l) => {
             let g = l.slope.max(0.0);
             let gaps: Vec<f64> = wire.iter().map(|&i| r.step[i] - g * x[i]).collect();
-            let (gap, iv) = mean_interval(&gaps);
-            (g, gap, iv, interval(g, l.se_slope, l.points))
+            let steps: Vec<f64> = wire.iter().map(|&i| r.step[i]).collect();
+            (g, line::mean_relative(&gaps, &steps))
         }
         None => {
             notes.push(
@@ -271,7 +276,7 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
             let gap = (0..n)
                 .map(|i| r.step[i] - g * x[i])
                 .fold(f64::INFINITY, f64::min);
-            (g, gap, None, None)
+            (g, gap)
         }
     };
     // The ping-pong is the steadiest of the patterns (a stream of large messages swings with
@@ -301,12 +306,20 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         })
         .collect();
     let (kept, outlying) = without_outliers(&lats);
+    // Each size's L weighs by its ping-pong's inverse square: L is read where it is a large
+    // share of the time (a megabyte's few microseconds of noise would otherwise set it).
+    let kept_scales: Vec<f64> = lats
+        .iter()
+        .zip(&r.pingpong)
+        .filter(|(l, _)| kept.contains(l))
+        .map(|(_, &pp)| pp)
+        .collect();
     if outlying > 0 {
         notes.push(format!(
             "{outlying} of {n} sizes left out of L: their ping-pong is further from the rest's line than {OUTLIER_MADS} median absolute deviations (a spike at those sizes only)"
         ));
     }
-    let (mut latency, lat_iv) = mean_interval(&kept);
+    let mut latency = line::mean_relative(&kept, &kept_scales);
     if latency < 0.0 {
         notes.push(format!(
             "the overheads measured exceed the ping-pong by {:.0} ns on average: L is set to 0",
@@ -314,34 +327,140 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         ));
         latency = 0.0;
     }
+    // A ping-pong's sender starts its next message a round trip after the last, so the NIC
+    // was free again by then: a g larger than that (a stream slower than its ping-pong, G cut
+    // back above) would slow the model's ping-pong below the one measured.
+    let room = (0..n)
+        .map(|i| 2.0 * r.pingpong[i] - g_per_byte * x[i])
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
+    let mut gap = gap.max(0.0);
+    if gap > room {
+        notes.push(format!(
+            "g ({gap:.0} ns from the stream) is cut to {room:.0} ns: a NIC busy longer than a ping-pong's round trip would slow the ping-pong measured"
+        ));
+        gap = room;
+    }
     let params = LogGp {
         latency_ns: latency,
         send_ns: os.0,
         send_per_byte_ns: os.1,
         recv_ns: or_line.0,
         recv_per_byte_ns: or_line.1,
-        gap_ns: gap.max(0.0),
+        gap_ns: gap,
         gap_per_byte_ns: g_per_byte,
-    };
-    let intervals = Intervals {
-        latency_ns: lat_iv,
-        send_ns: interval(os.0, send.se_intercept, n),
-        send_per_byte_ns: interval(os.1, send.se_slope, n),
-        recv_ns: interval(or_line.0, recv.se_intercept, n),
-        recv_per_byte_ns: interval(or_line.1, recv.se_slope, n),
-        gap_ns: gap_iv,
-        gap_per_byte_ns: g_iv,
     };
     SegmentFit {
         from,
         sizes: r.size.clone(),
         params,
-        intervals,
+        intervals: Intervals::default(),
         notes,
     }
 }
 
-/// Fits every segment the switches bound, then sets the model against every measurement.
+/// The acknowledgement's one-way time: measured at its size, else the smallest size's.
+fn ack_ns(obs: &Observations, sizes: &[u64]) -> f64 {
+    obs.get(Pattern::Pingpong, ACK_BYTES).unwrap_or_else(|| {
+        obs.get(Pattern::Pingpong, sizes[0])
+            .expect("complete sizes have a ping-pong")
+    })
+}
+
+/// Every segment's fit over the size groups the switches bound (empty groups skipped).
+fn fit_segments(obs: &Observations, groups: &[Vec<u64>], switches: &[Switch]) -> Vec<SegmentFit> {
+    let sizes: Vec<u64> = groups.iter().flatten().copied().collect();
+    let ack = ack_ns(obs, &sizes);
+    let mut segments: Vec<SegmentFit> = Vec::new();
+    for (k, group) in groups.iter().enumerate() {
+        if group.is_empty() {
+            continue;
+        }
+        let from = if k == 0 { 0 } else { switches[k - 1].before };
+        segments.push(fit_segment(&rows(obs, group, ack), from));
+    }
+    if let Some(first) = segments.first_mut() {
+        first.from = 0;
+    }
+    segments
+}
+
+/// The `q` quantile of sorted values, interpolated.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let at = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo as f64)
+}
+
+/// The percentile interval of a parameter's replicates, widened to hold the estimate and kept
+/// at 0 or above; None where the replicates do not vary (one round, exact data).
+fn percentile_interval(estimate: f64, replicates: &mut [f64]) -> Option<Interval> {
+    replicates.sort_by(f64::total_cmp);
+    let tail = (1.0 - CONFIDENCE) / 2.0;
+    let (low, high) = (quantile(replicates, tail), quantile(replicates, 1.0 - tail));
+    if high <= low {
+        return None;
+    }
+    Some(Interval {
+        low: low.min(estimate).max(0.0),
+        high: high.max(estimate),
+    })
+}
+
+/// Each segment's intervals, bootstrapped over the rounds (see the module's note).
+fn bootstrap(
+    obs: &Observations,
+    groups: &[Vec<u64>],
+    switches: &[Switch],
+    fits: &mut [SegmentFit],
+) {
+    if obs.max_rounds() < 2 {
+        return;
+    }
+    let mut rng = SplitMix64(SEED);
+    // replicates[segment][parameter]
+    let mut replicates: Vec<[Vec<f64>; 7]> = vec![Default::default(); fits.len()];
+    for _ in 0..RESAMPLES {
+        let again = obs.resample(&mut |n| rng.below(n));
+        for (k, seg) in fit_segments(&again, groups, switches).iter().enumerate() {
+            for (slot, v) in replicates[k].iter_mut().zip(values(&seg.params)) {
+                slot.push(v);
+            }
+        }
+    }
+    for (fit, reps) in fits.iter_mut().zip(replicates.iter_mut()) {
+        let est = values(&fit.params);
+        let mut iv = reps
+            .iter_mut()
+            .zip(est)
+            .map(|(r, e)| percentile_interval(e, r));
+        fit.intervals = Intervals {
+            latency_ns: iv.next().flatten(),
+            send_ns: iv.next().flatten(),
+            send_per_byte_ns: iv.next().flatten(),
+            recv_ns: iv.next().flatten(),
+            recv_per_byte_ns: iv.next().flatten(),
+            gap_ns: iv.next().flatten(),
+            gap_per_byte_ns: iv.next().flatten(),
+        };
+    }
+}
+
+/// A segment's parameters in the order of [`Intervals`]' fields.
+fn values(p: &LogGp) -> [f64; 7] {
+    [
+        p.latency_ns,
+        p.send_ns,
+        p.send_per_byte_ns,
+        p.recv_ns,
+        p.recv_per_byte_ns,
+        p.gap_ns,
+        p.gap_per_byte_ns,
+    ]
+}
+
+/// Fits every segment the switches bound, bootstraps their intervals over the rounds, then
+/// sets the model against every measurement.
 pub fn fit(obs: &Observations, switches: &[Switch]) -> Result<Fit, crate::CharacteriseError> {
     let sizes = obs.complete_sizes();
     if sizes.len() < 2 {
@@ -350,26 +469,14 @@ pub fn fit(obs: &Observations, switches: &[Switch]) -> Result<Fit, crate::Charac
             sizes.len()
         )));
     }
-    // The acknowledgement's one-way time: measured at its size, else the nearest size's.
-    let ack_ns = obs.get(Pattern::Pingpong, ACK_BYTES).unwrap_or_else(|| {
-        obs.get(Pattern::Pingpong, sizes[0])
-            .expect("complete sizes have a ping-pong")
-    });
     let groups = ranges(&sizes, switches);
-    let mut segments: Vec<SegmentFit> = Vec::new();
-    for (k, group) in groups.iter().enumerate() {
-        if group.is_empty() {
-            continue;
-        }
-        let from = if k == 0 { 0 } else { switches[k - 1].before };
-        segments.push(fit_segment(&rows(obs, group, ack_ns), from));
-    }
-    if let Some(first) = segments.first_mut() {
-        first.from = 0;
-    }
+    let mut segments = fit_segments(obs, &groups, switches);
+    bootstrap(obs, &groups, switches, &mut segments);
     let mut fit = Fit {
         window: obs.window,
+        rounds: obs.max_rounds(),
         switches: switches.to_vec(),
+        within_spread: Vec::new(),
         segments,
         residuals: Vec::new(),
     };

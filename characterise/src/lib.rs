@@ -5,7 +5,9 @@
 //! switches with `curves` and refines them by measuring between; fits per segment the latency
 //! `L`, the overheads `o_s` and `o_r` (each a fixed and a per-byte part), the gap `g` and the
 //! gap per byte `G`, with residuals and confidence intervals; and writes a model card the
-//! `loggp` fabric runs, and a report with the fitted curves over the measured ones.
+//! `loggp` fabric runs, and a report with the fitted curves over the measured ones. On a real
+//! fabric it measures several rounds and fits their medians: a switch must stand out from the
+//! rounds' spread, and the intervals are bootstrapped over them.
 
 pub mod card;
 pub mod chart;
@@ -47,6 +49,31 @@ impl Observer for Quiet {
     fn step(&mut self, _what: &str) {}
 }
 
+/// Measures every size and pattern in each of the request's rounds, one round after the
+/// other (so a slow spell of the host falls on every size of one round, not on every round of
+/// a few sizes), and the rounds' observations together.
+fn measure_rounds(
+    req: &Checked,
+    sizes: &[u64],
+    what: &str,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<(Observations, Vec<String>, runner::Run), CharacteriseError> {
+    let mut obs = Observations::new(measure::WINDOW);
+    let mut ids = Vec::new();
+    let mut last = None;
+    for round in 1..=req.rounds {
+        if req.rounds > 1 {
+            observer.step(&format!("{what}: round {round} of {}", req.rounds));
+        }
+        let (o, id, run) = measure::measure(req, sizes, stop, observer)?;
+        obs.merge(&o);
+        ids.push(id);
+        last = Some(run);
+    }
+    Ok((obs, ids, last.expect("at least one round")))
+}
+
 /// Measures, refines the switches, fits.
 pub fn characterise(
     req: &Checked,
@@ -55,12 +82,12 @@ pub fn characterise(
 ) -> Result<Outcome, CharacteriseError> {
     let sweep = req.sweep();
     observer.step(&format!(
-        "measuring ping-pong, stream, send and receive at {} sizes on {}",
+        "measuring ping-pong, stream, send and receive at {} sizes on {}, {} round(s)",
         sweep.len(),
-        req.fabric
+        req.fabric,
+        req.rounds
     ));
-    let (mut obs, id, run) = measure::measure(req, &sweep, stop, observer)?;
-    let mut runs = vec![id];
+    let (mut obs, mut runs, run) = measure_rounds(req, &sweep, "sweep", stop, observer)?;
     let mut switches = segments::switches(&obs, req.tolerance)?;
     if req.refine > 0 && !switches.is_empty() {
         let extra = segments::refinement(&switches, req.refine, &obs.complete_sizes());
@@ -70,19 +97,19 @@ pub fn characterise(
                 switches.len(),
                 extra.len()
             ));
-            let (more, id, _) = measure::measure(req, &extra, stop, observer)?;
-            runs.push(id);
-            for p in Pattern::ALL {
-                for (s, t) in more.series(p) {
-                    obs.insert(p, s, t);
-                }
-            }
+            let (more, ids, _) = measure_rounds(req, &extra, "refinement", stop, observer)?;
+            runs.extend(ids);
+            obs.merge(&more);
             switches = segments::switches(&obs, req.tolerance)?;
         }
     }
     let switches = segments::prune(switches, &obs.complete_sizes());
     observer.step("fitting");
-    let fit = fit::fit(&obs, &switches)?;
+    let mut fit = fit::fit(&obs, &switches)?;
+    fit.within_spread = segments::candidates(&obs, req.tolerance)?
+        .into_iter()
+        .filter(|s| !s.significant())
+        .collect();
     let series = run.series.first();
     Ok(Outcome {
         fabric: req.fabric.clone(),

@@ -83,6 +83,70 @@ pub fn fit(points: &[(f64, f64)]) -> Option<Line> {
     })
 }
 
+/// The line through `points` (x, y > 0) that least-squares their *relative* misses, each point
+/// weighted by 1/y^2: over sizes from 1 B to megabytes a plain fit is ruled by the large
+/// sizes' nanoseconds, and its intercept, the small sizes' whole time, can miss them twice
+/// over. Points at y <= 0 weigh as the smallest positive y does. No standard errors (the fit's
+/// intervals come from its bootstrap); None when there are no points.
+pub fn fit_relative(points: &[(f64, f64)]) -> Option<Line> {
+    if points.is_empty() {
+        return None;
+    }
+    let floor = points
+        .iter()
+        .map(|p| p.1)
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let floor = if floor.is_finite() { floor } else { 1.0 };
+    let w: Vec<f64> = points
+        .iter()
+        .map(|p| 1.0 / p.1.max(floor).powi(2))
+        .collect();
+    let sw: f64 = w.iter().sum();
+    let mx = points.iter().zip(&w).map(|(p, w)| w * p.0).sum::<f64>() / sw;
+    let my = points.iter().zip(&w).map(|(p, w)| w * p.1).sum::<f64>() / sw;
+    let sxx: f64 = points
+        .iter()
+        .zip(&w)
+        .map(|(p, w)| w * (p.0 - mx).powi(2))
+        .sum();
+    let slope = if sxx > 0.0 {
+        points
+            .iter()
+            .zip(&w)
+            .map(|(p, w)| w * (p.0 - mx) * (p.1 - my))
+            .sum::<f64>()
+            / sxx
+    } else {
+        0.0
+    };
+    Some(Line {
+        intercept: my - slope * mx,
+        slope,
+        se_intercept: None,
+        se_slope: None,
+        points: points.len(),
+    })
+}
+
+/// The mean of `values` weighted by 1/`scale`^2: the value that misses each in proportion to
+/// its scale (a size's whole time) least. Scales at or below 0 weigh as the smallest positive.
+pub fn mean_relative(values: &[f64], scales: &[f64]) -> f64 {
+    let floor = scales
+        .iter()
+        .copied()
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let floor = if floor.is_finite() { floor } else { 1.0 };
+    let (mut num, mut den) = (0.0, 0.0);
+    for (v, s) in values.iter().zip(scales) {
+        let w = 1.0 / s.max(floor).powi(2);
+        num += w * v;
+        den += w;
+    }
+    num / den
+}
+
 /// The Theil-Sen slope through `points`: the median of the slopes between every pair of
 /// distinct x. A spike at one size moves a least-squares slope but not this one; None with
 /// fewer than two distinct x.
@@ -158,6 +222,30 @@ mod tests {
         assert!((t_quantile(0.95, 1.0) - 12.706).abs() < 1e-3);
         assert!((t_quantile(0.95, 5.0) - 2.571).abs() < 1e-3);
         assert!((t_quantile(0.95, 1000.0) - 1.962).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_relative_fit_keeps_the_small_sizes_intercept() {
+        // 100 ns + 0.05 ns/B, with the largest size 20 % high: a plain fit's intercept goes
+        // far off (even negative), the relative fit's stays near 100.
+        let mut pts: Vec<(f64, f64)> = (0..=22)
+            .map(|k| {
+                let x = (1u64 << k) as f64;
+                (x, 100.0 + 0.05 * x)
+            })
+            .collect();
+        let exact = fit_relative(&pts).unwrap();
+        assert!((exact.intercept - 100.0).abs() < 1e-6, "{exact:?}");
+        assert!((exact.slope - 0.05).abs() < 1e-12, "{exact:?}");
+        pts.last_mut().unwrap().1 *= 1.2;
+        let plain = fit(&pts).unwrap();
+        let rel = fit_relative(&pts).unwrap();
+        assert!((plain.intercept - 100.0).abs() > 1000.0, "{plain:?}");
+        assert!((rel.intercept - 100.0).abs() < 5.0, "{rel:?}");
+        assert_eq!(mean_relative(&[10.0, 1000.0], &[100.0, 1e6]), {
+            let (w1, w2) = (1e-4, 1e-12);
+            (w1 * 10.0 + w2 * 1000.0) / (w1 + w2)
+        });
     }
 
     #[test]

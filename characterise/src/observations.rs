@@ -1,20 +1,25 @@
-//! What characterise measured: for each pattern and message size, the time per message. The
-//! patterns are the `loggp` suite's; this is the fit's view of them, kept apart from how they
-//! were measured so the fit can be tested on numbers written down by hand.
+//! What characterise measured: for each pattern and message size, the time per message in
+//! every round. The patterns are the `loggp` suite's; this is the fit's view of them, kept
+//! apart from how they were measured so the fit can be tested on numbers written down by hand.
+//!
+//! A size's time is the median of its rounds: a round that a busy host disturbed moves a mean
+//! but not a median of three. The rounds themselves are kept, because their spread is what
+//! a protocol switch must stand out from, and what the fit's intervals are bootstrapped from.
 
 use std::collections::BTreeMap;
 
+use bench_core::stats::two_sample::median;
 use serde::Serialize;
 
 /// The measured patterns: the `loggp` suite's own.
 pub use suites::loggp::Pattern;
 
-/// Times per message in nanoseconds, by pattern and size.
+/// Times per message in nanoseconds, by pattern and size, one per round.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Observations {
     /// Messages per acknowledgement in the stream pattern.
     pub window: u64,
-    times: BTreeMap<Pattern, BTreeMap<u64, f64>>,
+    times: BTreeMap<Pattern, BTreeMap<u64, Vec<f64>>>,
 }
 
 impl Observations {
@@ -25,20 +30,79 @@ impl Observations {
         }
     }
 
-    /// Records a time; a size measured again replaces the earlier value.
+    /// Records a time as a size's only round; a size measured again replaces its rounds.
     pub fn insert(&mut self, pattern: Pattern, size: u64, ns: f64) {
-        self.times.entry(pattern).or_default().insert(size, ns);
+        self.times
+            .entry(pattern)
+            .or_default()
+            .insert(size, vec![ns]);
     }
 
+    /// Adds a round's time to the size's earlier rounds.
+    pub fn add_round(&mut self, pattern: Pattern, size: u64, ns: f64) {
+        self.times
+            .entry(pattern)
+            .or_default()
+            .entry(size)
+            .or_default()
+            .push(ns);
+    }
+
+    /// Every round of `other` added to this one's.
+    pub fn merge(&mut self, other: &Observations) {
+        for (&p, sizes) in &other.times {
+            for (&s, rounds) in sizes {
+                for &ns in rounds {
+                    self.add_round(p, s, ns);
+                }
+            }
+        }
+    }
+
+    /// The median of the size's rounds.
     pub fn get(&self, pattern: Pattern, size: u64) -> Option<f64> {
-        self.times.get(&pattern)?.get(&size).copied()
+        self.rounds(pattern, size).map(median)
     }
 
-    /// (size, ns) ascending in size.
+    /// Every round's time at a size, in the order measured.
+    pub fn rounds(&self, pattern: Pattern, size: u64) -> Option<&[f64]> {
+        self.times
+            .get(&pattern)?
+            .get(&size)
+            .filter(|r| !r.is_empty())
+            .map(|r| r.as_slice())
+    }
+
+    /// How far the rounds at a size lie apart (largest less smallest), ns: 0 with one round.
+    pub fn spread(&self, pattern: Pattern, size: u64) -> f64 {
+        self.rounds(pattern, size)
+            .map(|r| {
+                let hi = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
+                hi - lo
+            })
+            .unwrap_or(0.0)
+    }
+
+    /// The most rounds any size has.
+    pub fn max_rounds(&self) -> usize {
+        self.times
+            .values()
+            .flat_map(|m| m.values().map(Vec::len))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// (size, median ns) ascending in size.
     pub fn series(&self, pattern: Pattern) -> Vec<(u64, f64)> {
         self.times
             .get(&pattern)
-            .map(|m| m.iter().map(|(&s, &t)| (s, t)).collect())
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, r)| !r.is_empty())
+                    .map(|(&s, r)| (s, median(r)))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -47,5 +111,61 @@ impl Observations {
         let mut sizes: Vec<u64> = self.series(Pattern::Pingpong).iter().map(|p| p.0).collect();
         sizes.retain(|&s| Pattern::ALL.iter().all(|&p| self.get(p, s).is_some()));
         sizes
+    }
+
+    /// A bootstrap replicate: every size's rounds drawn again, as many, with replacement, by
+    /// `draw(n)` (uniform in 0..n).
+    pub fn resample(&self, draw: &mut dyn FnMut(usize) -> usize) -> Observations {
+        let mut out = Observations::new(self.window);
+        for (&p, sizes) in &self.times {
+            for (&s, rounds) in sizes {
+                let again: Vec<f64> = (0..rounds.len())
+                    .map(|_| rounds[draw(rounds.len())])
+                    .collect();
+                out.times.entry(p).or_default().insert(s, again);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_size_is_the_median_of_its_rounds_and_keeps_their_spread() {
+        let mut obs = Observations::new(64);
+        for ns in [100.0, 400.0, 110.0] {
+            obs.add_round(Pattern::Pingpong, 8, ns);
+        }
+        assert_eq!(obs.get(Pattern::Pingpong, 8), Some(110.0));
+        assert_eq!(obs.series(Pattern::Pingpong), vec![(8, 110.0)]);
+        assert_eq!(obs.spread(Pattern::Pingpong, 8), 300.0);
+        assert_eq!(obs.max_rounds(), 3);
+        obs.insert(Pattern::Pingpong, 8, 120.0);
+        assert_eq!(obs.rounds(Pattern::Pingpong, 8), Some(&[120.0][..]));
+        assert_eq!(obs.spread(Pattern::Pingpong, 8), 0.0);
+        let mut more = Observations::new(64);
+        more.add_round(Pattern::Pingpong, 8, 130.0);
+        obs.merge(&more);
+        assert_eq!(obs.rounds(Pattern::Pingpong, 8), Some(&[120.0, 130.0][..]));
+    }
+
+    #[test]
+    fn a_resample_draws_only_the_rounds_measured() {
+        let mut obs = Observations::new(64);
+        for ns in [1.0, 2.0, 3.0] {
+            obs.add_round(Pattern::Stream, 4, ns);
+        }
+        let mut k = 0;
+        let again = obs.resample(&mut |n| {
+            k += 1;
+            (k * 2) % n
+        });
+        let r = again.rounds(Pattern::Stream, 4).unwrap();
+        assert_eq!(r.len(), 3);
+        assert!(r.iter().all(|v| [1.0, 2.0, 3.0].contains(v)), "{r:?}");
+        assert_eq!(r, &[3.0, 2.0, 1.0]);
     }
 }

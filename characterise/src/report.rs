@@ -26,6 +26,29 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The one line a fit too far from its measurements ends with: how far, where, and what
+    /// to do about it. None within [`crate::fit::WARN_ERROR`].
+    pub fn warning(&self) -> Option<String> {
+        let r = self.fit.too_far()?;
+        let what = format!(
+            "the fit's worst error is {:+.1} % ({} at {} B), above {:.0} %",
+            r.error() * 100.0,
+            r.pattern.name(),
+            r.size,
+            crate::fit::WARN_ERROR * 100.0
+        );
+        Some(if self.emulated {
+            format!(
+                "warning: {what}: this fabric does something LogGP cannot follow there (virtual time is exact, so more rounds or iterations will not change it); read report.md's notes, or fit a narrower --sizes range"
+            )
+        } else {
+            format!(
+                "warning: {what}: the fabric's rounds disagree or the host was busy; characterise again on an idle machine, with more iterations (-i, above OSU's 1000) or more rounds (--rounds {})",
+                (self.fit.rounds * 2).max(5)
+            )
+        })
+    }
+
     pub fn provenance(&self) -> Provenance {
         Provenance {
             fabric: self.fabric.clone(),
@@ -138,6 +161,16 @@ impl Exporter for Markdown {
                 ""
             }
         );
+        let _ = writeln!(
+            md,
+            "{} round(s) of every size and pattern, measured one after the other; the fit is of each size's median{}.\n",
+            fit.rounds,
+            if fit.rounds > 1 {
+                ", its intervals a 95 % bootstrap over the rounds"
+            } else {
+                " (one round: no interval)"
+            }
+        );
         let _ = writeln!(md, "## The model\n");
         let _ = writeln!(
             md,
@@ -183,16 +216,37 @@ impl Exporter for Markdown {
         if fit.switches.is_empty() {
             let _ = writeln!(md, "The ping-pong curve is one straight line: no switch.");
         } else {
-            let mut switches =
-                markdown_table(&["between (B)", "kind", "step at the first size after"]);
+            let mut switches = markdown_table(&[
+                "between (B)",
+                "kind",
+                "step at the first size after",
+                "off the line before (ns)",
+                "run-to-run spread (ns)",
+            ]);
             for s in &fit.switches {
                 switches.push_row([
                     format!("{}..{}", s.after, s.before),
                     s.kind.to_string(),
                     format!("{:+.1} %", s.step * 100.0),
+                    format!("{:.0}", s.effect_ns),
+                    format!("{:.0}", s.spread_ns),
                 ]);
             }
             md.push_str(&switches.to_markdown());
+        }
+        if !fit.within_spread.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nBends of the ping-pong curve no larger than the spread of its rounds there, so not switches: {}.",
+                fit.within_spread
+                    .iter()
+                    .map(|s| format!(
+                        "{}..{} B ({:.0} ns off the line, rounds {:.0} ns apart)",
+                        s.after, s.before, s.effect_ns, s.spread_ns
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         let notes: Vec<String> = fit
             .segments
@@ -232,6 +286,9 @@ impl Exporter for Markdown {
         }
         md.push_str(&worst.to_markdown());
         let _ = writeln!(md, "\nEvery measurement beside the model is in fit.csv.\n");
+        if let Some(w) = o.warning() {
+            let _ = writeln!(md, "**{w}**\n");
+        }
         let _ = writeln!(md, "![the fit](fit-{}.svg)\n", o.fabric);
         let _ = writeln!(md, "## Run the model\n");
         let _ = writeln!(md, "```\nfabbench run osu_latency osu_bw --fabric loggp --model card.toml\nfabbench run mpptest -gop -dsum --fabric loggp --model card.toml -n 64\n```");

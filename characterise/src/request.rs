@@ -22,6 +22,9 @@ pub struct Request {
     pub iterations: Option<u64>,
     /// Sizes measured inside each switch's interval (0: none).
     pub refine: u64,
+    /// Rounds, each measuring every size and pattern once; None: [`DEFAULT_ROUNDS`] on a real
+    /// fabric, one on an emulated fabric (virtual time is exact: its rounds are identical).
+    pub rounds: Option<usize>,
     /// `NAME=VALUE` settings of the fabric measured.
     pub sets: Vec<String>,
     /// A model card for the fabric measured.
@@ -44,6 +47,7 @@ impl Request {
             sizes: "1:4M".into(),
             iterations: None,
             refine: 7,
+            rounds: None,
             sets: Vec::new(),
             model: None,
             runs_out: None,
@@ -63,6 +67,7 @@ pub struct Checked {
     pub max_size: u64,
     pub iterations: Option<u64>,
     pub refine: u64,
+    pub rounds: usize,
     pub sets: Vec<String>,
     pub model: Option<PathBuf>,
     pub runs_out: Option<PathBuf>,
@@ -74,6 +79,13 @@ pub struct Checked {
 
 /// The most sizes refinement may add per switch.
 pub const MAX_REFINE: u64 = 64;
+
+/// Rounds on a real fabric when none are asked for: a median of three is the fewest that a
+/// single disturbed round cannot move, and their range is a first measure of the spread.
+pub const DEFAULT_ROUNDS: usize = 3;
+
+/// The most rounds: each is a whole sweep.
+pub const MAX_ROUNDS: usize = 100;
 
 impl Request {
     pub fn check(&self) -> Result<Checked, CharacteriseError> {
@@ -116,6 +128,13 @@ impl Request {
                 self.refine
             ));
         }
+        if let Some(r) = self.rounds {
+            if r == 0 || r > MAX_ROUNDS {
+                return bad(format!(
+                    "--rounds {r}: give 1 to {MAX_ROUNDS} (each round measures every size once)"
+                ));
+            }
+        }
         Ok(Checked {
             fabric: self.fabric.clone(),
             ranks: self.ranks,
@@ -123,6 +142,9 @@ impl Request {
             max_size,
             iterations: self.iterations,
             refine: self.refine,
+            rounds: self
+                .rounds
+                .unwrap_or(if emulated { 1 } else { DEFAULT_ROUNDS }),
             sets: self.sets.clone(),
             model: self.model.clone(),
             runs_out: self.runs_out.clone(),

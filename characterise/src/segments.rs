@@ -1,6 +1,11 @@
 //! Where the protocols switch: `curves` reads the ping-pong curve as straight pieces, and every
 //! switch between them bounds a segment. A switch is only known to lie between two measured
 //! sizes; refinement measures sizes in between and reads the curve again.
+//!
+//! On a real fabric a bend in the curve may be the host, not a protocol: a size whose rounds
+//! disagree by more than the line's tolerance bends the curve in one sweep and not the next.
+//! So a switch stands only where the curve leaves the line before it by more than the
+//! ping-pong's run-to-run spread (the range of its rounds) at the sizes around it.
 
 use curves::{Kind, Tolerance};
 use serde::Serialize;
@@ -10,6 +15,10 @@ use crate::observations::{Observations, Pattern};
 
 /// The most segments a card holds (the `loggp` fabric's slots).
 pub const MAX_SEGMENTS: usize = 6;
+
+/// Sizes after a switch at which its effect is read: a slope change shows a size or two after
+/// the switch, not at the first size, where the lines may still cross.
+const EFFECT_SIZES: usize = 2;
 
 /// A switch between two consecutive measured sizes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,13 +31,26 @@ pub struct Switch {
     pub kind: Kind,
     /// What the switch adds to the ping-pong at `before`, relative to the time there.
     pub step: f64,
+    /// How far the measured ping-pong leaves the line before the switch, ns: the most over the
+    /// first sizes after it (a jump shows at once, a slope change a size or two later).
+    pub effect_ns: f64,
+    /// The ping-pong's run-to-run spread there, ns: the widest range of rounds at `after` and
+    /// those sizes (0 with one round, as on an emulated fabric, where every bend is real).
+    pub spread_ns: f64,
 }
 
-/// The switches the ping-pong curve shows, at most `MAX_SEGMENTS - 1` (the largest steps
-/// kept). Only the ping-pong: within a protocol it is a straight line (`o_s + o_r + L + s*G`),
-/// while a stream bends wherever its bottleneck moves from one side's CPU to the wire, which
-/// is the model's own max of the three and not a switch.
-pub fn switches(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, CharacteriseError> {
+impl Switch {
+    /// Whether the switch stands out from the run-to-run spread.
+    pub fn significant(&self) -> bool {
+        self.effect_ns > self.spread_ns
+    }
+}
+
+/// Every bend the ping-pong curve shows, significant or not, each with its effect and the
+/// spread around it. Only the ping-pong: within a protocol it is a straight line
+/// (`o_s + o_r + L + s*G`), while a stream bends wherever its bottleneck moves from one side's
+/// CPU to the wire, which is the model's own max of the three and not a switch.
+pub fn candidates(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, CharacteriseError> {
     let points: Vec<(u64, f64)> = obs
         .series(Pattern::Pingpong)
         .into_iter()
@@ -38,15 +60,42 @@ pub fn switches(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, Chara
         return Ok(Vec::new());
     }
     let analysis = curves::analyse(&points, tol).map_err(CharacteriseError::Curve)?;
-    let mut all: Vec<Switch> = analysis
+    Ok(analysis
         .breakpoints
         .into_iter()
-        .map(|b| Switch {
-            after: b.after,
-            before: b.before,
-            kind: b.kind,
-            step: b.step_us / b.right.at(b.before).abs().max(f64::MIN_POSITIVE),
+        .map(|b| {
+            let after_it: Vec<(u64, f64)> = points
+                .iter()
+                .copied()
+                .filter(|&(s, _)| s >= b.before && s <= b.right.to)
+                .take(EFFECT_SIZES)
+                .collect();
+            let effect_ns = after_it
+                .iter()
+                .map(|&(s, us)| (us - b.left.at(s)).abs() * 1e3)
+                .fold(0.0, f64::max);
+            let spread_ns = std::iter::once(b.after)
+                .chain(after_it.iter().map(|p| p.0))
+                .map(|s| obs.spread(Pattern::Pingpong, s))
+                .fold(0.0, f64::max);
+            Switch {
+                after: b.after,
+                before: b.before,
+                kind: b.kind,
+                step: b.step_us / b.right.at(b.before).abs().max(f64::MIN_POSITIVE),
+                effect_ns,
+                spread_ns,
+            }
         })
+        .collect())
+}
+
+/// The switches that stand out from the run-to-run spread, at most `MAX_SEGMENTS - 1` (the
+/// largest steps kept).
+pub fn switches(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, CharacteriseError> {
+    let mut all: Vec<Switch> = candidates(obs, tol)?
+        .into_iter()
+        .filter(Switch::significant)
         .collect();
     if all.len() >= MAX_SEGMENTS {
         all.sort_by(|a, b| b.step.abs().total_cmp(&a.step.abs()));
@@ -160,6 +209,8 @@ mod tests {
             before,
             kind: Kind::Jump,
             step,
+            effect_ns: 1.0,
+            spread_ns: 0.0,
         };
         let sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
         // A one-size segment at 64 between two switches: the smaller (at 64) goes, leaving

@@ -41,6 +41,11 @@ pub struct CharacteriseArgs {
     #[arg(long, default_value_t = 7, value_name = "N")]
     pub refine: u64,
 
+    /// Rounds, each measuring every size and pattern once, one after the other; the fit is of
+    /// each size's median (default: 3 on a real fabric, 1 on an emulated one, which is exact)
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<usize>,
+
     #[command(flatten)]
     pub tunables: TunableArgs,
 
@@ -84,6 +89,7 @@ pub fn run(args: CharacteriseArgs) -> Result<(), CharacteriseError> {
     req.sizes = args.sizes.clone();
     req.iterations = args.iterations;
     req.refine = args.refine;
+    req.rounds = args.rounds;
     req.sets = args.tunables.set.clone();
     req.model = args.model.model.clone();
     req.runs_out = Some(args.out.out.clone());
@@ -95,15 +101,20 @@ pub fn run(args: CharacteriseArgs) -> Result<(), CharacteriseError> {
     let dir = characterise::write::write(&outcome, &args.out.out)?;
     if !args.quiet {
         summary(&outcome, &dir);
+        // Last, so it is the line a reader sees when the run ends.
+        if let Some(w) = outcome.warning() {
+            eprintln!("{w}");
+        }
     }
     Ok(())
 }
 
 fn summary(o: &Outcome, dir: &std::path::Path) {
     println!(
-        "# {} as LogGP: {} segment(s){}",
+        "# {} as LogGP: {} segment(s), the medians of {} round(s){}",
         o.fabric,
         o.fit.segments.len(),
+        o.fit.rounds,
         if o.emulated {
             " (emulated fabric, virtual time)"
         } else {
@@ -139,8 +150,19 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
     }
     for s in &o.fit.switches {
         println!(
-            "# switch between {} and {} B ({})",
-            s.after, s.before, s.kind
+            "# switch between {} and {} B ({}; {:.0} ns off the line before, rounds {:.0} ns apart)",
+            s.after, s.before, s.kind, s.effect_ns, s.spread_ns
+        );
+    }
+    if !o.fit.within_spread.is_empty() {
+        println!(
+            "# not switches (within the rounds' spread): {}",
+            o.fit
+                .within_spread
+                .iter()
+                .map(|s| format!("{}..{} B", s.after, s.before))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     for p in [Pattern::Pingpong, Pattern::Stream] {

@@ -234,3 +234,56 @@ fn hyperlink_card_recovered_and_reproduced() {
     reproduces("hyperlink", &dir.join("card.toml"), &out, 0.10);
     std::fs::remove_dir_all(&out).ok();
 }
+
+#[test]
+fn rounds_are_measured_and_their_count_checked() {
+    let _g = serial();
+    let out = scratch("characterise-rounds");
+    // Two rounds of an emulated fabric: identical (virtual time), so no interval and every
+    // size holds two values; a small range keeps it quick.
+    let o = std::process::Command::new(bin())
+        .args([
+            "characterise",
+            "--fabric",
+            "bxi",
+            "--sizes",
+            "1:64K",
+            "--rounds",
+            "2",
+            "--refine",
+            "0",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("-characterise-bxi"))
+        .expect("a characterisation directory");
+    let fit: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("fit.json")).unwrap()).unwrap();
+    assert_eq!(fit["fit"]["rounds"], 2, "{}", fit["fit"]["rounds"]);
+    assert_eq!(fit["runs"].as_array().unwrap().len(), 2);
+    let pingpong = fit["observations"]["times"]["pingpong"]
+        .as_object()
+        .unwrap();
+    assert!(!pingpong.is_empty());
+    for (size, rounds) in pingpong {
+        let r = rounds.as_array().unwrap();
+        assert_eq!(r.len(), 2, "size {size}: {r:?}");
+        assert_eq!(r[0], r[1], "size {size}: virtual time repeats exactly");
+    }
+    std::fs::remove_dir_all(&out).ok();
+    let o = std::process::Command::new(bin())
+        .args(["characterise", "--fabric", "bxi", "--rounds", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--rounds 0: give 1 to 100"), "{err}");
+}

@@ -201,11 +201,12 @@ fn resample(from: &[f64], into: &mut [f64], rng: &mut SplitMix64) {
 }
 
 /// SplitMix64 (Steele, Lea and Flood 2014): tiny, passes BigCrush, and accepts any seed,
-/// zero included; a bootstrap needs no more, and the crate takes no dependency for it.
-struct SplitMix64(u64);
+/// zero included; a bootstrap needs no more, and the crate takes no dependency for it. Public
+/// for the other bootstraps (characterise's over rounds), so each does not grow its own.
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -215,7 +216,7 @@ impl SplitMix64 {
 
     /// Uniform in 0..n by Lemire's multiply-shift: no division, and the bias (n / 2^64) is far
     /// below anything a bootstrap of a few thousand samples could show.
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 }
