@@ -12,7 +12,8 @@
 pub struct Settings {
     /// At most this many generations.
     pub generations: usize,
-    /// Stop once the best cost has gained less than 0.1 % over this many generations.
+    /// Stop once the best cost has gained less than 0.1 % (or 1e-6) over this many
+    /// generations.
     pub stall: usize,
     pub seed: u64,
 }
@@ -31,12 +32,15 @@ pub struct Generation {
 /// Minimises `costs` (a batch of unit points -> their costs, in order) from `initial` (the
 /// first population: it sets the population's size, at least 4); returns the best point and
 /// its cost. `each` hears every generation. An error from `costs` ends the search.
-pub fn evolve<E>(
+pub fn evolve<E, C>(
     initial: Vec<Vec<f64>>,
     s: &Settings,
-    costs: &mut dyn FnMut(&[Vec<f64>]) -> Result<Vec<f64>, E>,
+    mut costs: C,
     each: &mut dyn FnMut(&Generation),
-) -> Result<(Vec<f64>, f64), E> {
+) -> Result<(Vec<f64>, f64), E>
+where
+    C: FnMut(&[Vec<f64>]) -> Result<Vec<f64>, E>,
+{
     let n = initial.len();
     assert!(n >= 4, "differential evolution needs at least 4 members");
     let dims = initial[0].len();
@@ -106,7 +110,9 @@ pub fn evolve<E>(
         each(&Generation { number, best });
         if history.len() > s.stall {
             let then = history[history.len() - 1 - s.stall];
-            if best >= then * 0.999 {
+            // A gain below 1e-6 is nothing either: near a perfect fit, where every gain is
+            // a large share of almost nothing.
+            if best >= then * 0.999 || then - best < 1e-6 {
                 break;
             }
         }
@@ -190,10 +196,10 @@ mod tests {
         let initial = halton(40, dims);
         let mut trials = 0;
         let mut generations = 0;
-        let (best, cost) = evolve::<()>(
+        let (best, cost) = evolve::<(), _>(
             initial.clone(),
             &s,
-            &mut |batch| {
+            |batch: &[Vec<f64>]| {
                 trials += batch.len();
                 Ok(batch.iter().map(|u| rastrigin(u)).collect())
             },
@@ -224,7 +230,7 @@ mod tests {
         let r = evolve(
             halton(8, 2),
             &s,
-            &mut |b| {
+            |b: &[Vec<f64>]| {
                 calls += 1;
                 if calls == 3 {
                     Err("stop")

@@ -291,7 +291,7 @@ pub fn global(
     let population = population.max(4);
     let mut initial: Vec<Vec<f64>> = seeds.into_iter().take(population / 2).collect();
     initial.extend(crate::evolve::halton(population - initial.len(), dims));
-    crate::evolve::evolve(initial, settings, &mut |batch| p.costs(batch), each)
+    crate::evolve::evolve(initial, settings, |batch: &[Vec<f64>]| p.costs(batch), each)
 }
 
 /// The best unit point found by descending from `start`: each descent restarts from its best
