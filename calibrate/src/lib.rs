@@ -1,7 +1,8 @@
 //! calibrate fits the parameters an emulated fabric's model card marks as assumptions ([A]) so
 //! that the fabric's emulated results match a measured or published table (OSU text, or a CSV
 //! of suite, size and value), within the ranges the card allows. It runs the emulated fabric
-//! in process through the runner for every trial, minimises the relative error with argmin,
+//! in process through the runner for every trial, minimises the relative error (a global
+//! search by differential evolution, its trials in parallel, then argmin's Nelder-Mead),
 //! reports the error per point and how well each fitted value is determined, and writes a card
 //! `--model` takes. Only values change: every mechanism of the model stays as it is.
 
