@@ -68,11 +68,12 @@ RUN_ELSEWHERE = {
     "cargo test --release --test it -- --ignored calibrate::the_rapidio_paper": ".ci/run's step for the tests that take minutes",
     "cargo test --release --test it -- --ignored autotune::the_hyperlink_profile_runs_to_4_mib": ".ci/run's step for the tests that take minutes",
     # docs/characterise.md's worked example is the paper-fit test's own command line.
-    "fabbench calibrate --fabric rapidio --from tests/data/rapidio-paper.csv --set rapidio.dq_channels=on"
-    " --params send_overhead_ns,recv_overhead_ns,latency_ns,copy_mbps,dq_message_ns,dq_program_ns,dq_ring_entries,eager_limit"
-    " --start send_overhead_ns=300000 --start recv_overhead_ns=300000 --start copy_mbps=25"
-    " --start dq_message_ns=190000 --start dq_program_ns=45000 --start dq_ring_entries=512 --start eager_limit=32K":
+    "fabbench calibrate --fabric rapidio --from tests/data/rapidio-paper.csv":
     "the test calibrate::the_rapidio_paper_is_fitted_within_15_percent_and_its_card_validates runs it; .ci/run runs that test",
+    # The same fit with the paper's parameters freed: minutes, and the same search.
+    "fabbench calibrate --fabric rapidio --from tests/data/rapidio-paper.csv --set rapidio.dq_channels=on"
+    " --params send_overhead_ns,recv_overhead_ns,latency_ns,copy_mbps,dq_message_ns,dq_program_ns,dq_ring_entries,eager_limit":
+    "minutes of the search the test calibrate::the_rapidio_paper_is_fitted_within_15_percent_and_its_card_validates runs; .ci/run runs that test",
 }
 
 # Files and runs the docs stand in for with a name ("your card", "a run"), made once, small.

@@ -1,10 +1,14 @@
-//! The search: argmin's Nelder-Mead over the free parameters' unit coordinates, minimising the
-//! sum of squared log ratios of emulated to measured values (so 10 % too high and 10 % too low
-//! cost alike, at any magnitude), restarted from its best point until a restart gains nothing,
-//! then polished on the worst point's log ratio, since a calibration is judged by its worst
-//! point. A trial the fabric cannot run costs more than any fit.
+//! The problem a calibration solves and its local searches: the sum of squared log ratios of
+//! emulated to measured values (so 10 % too high and 10 % too low cost alike, at any
+//! magnitude) over the free parameters' unit coordinates, and the card's on/off assumptions as
+//! coordinates past them (at or above one half: on). Trials run one at a time for argmin's
+//! Nelder-Mead, which descends from the global search's best (evolve.rs) until a restart gains
+//! nothing and then polishes on the worst point's log ratio, since a calibration is judged by
+//! its worst point; or as a batch over several threads, for a generation of the global search.
+//! A trial the fabric cannot run costs more than any fit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use argmin::core::{CostFunction, Error as ArgminError, Executor, State};
 use argmin::solver::neldermead::NelderMead;
@@ -29,6 +33,10 @@ pub struct Problem<'a> {
     pub stop: &'a AtomicBool,
     /// Counts the trials and hears their costs, across every problem of a calibration.
     pub progress: &'a Progress<'a>,
+    /// On/off settings (`FABRIC.NAME`) searched as the coordinates after the free parameters'.
+    pub switches: &'a [String],
+    /// Trials a batch runs at once.
+    pub jobs: usize,
 }
 
 impl Problem<'_> {
@@ -42,7 +50,53 @@ impl Problem<'_> {
                 f.text(f.from_unit(u))
             ));
         }
+        for (name, &u) in self
+            .switches
+            .iter()
+            .zip(&unit[self.free.len().min(unit.len())..])
+        {
+            sets.push(switch(name, u));
+        }
         sets
+    }
+
+    /// The costs of a batch of unit points, in order, `jobs` trials at a time (each trial is
+    /// one emulated run, which keeps about one core busy). A refused trial costs more than
+    /// any fit; only a stop ends the batch early.
+    pub fn costs(&self, units: &[Vec<f64>]) -> Result<Vec<f64>, FitError> {
+        let sets: Vec<Vec<String>> = units.iter().map(|u| self.sets(u)).collect();
+        let refused = REFUSED * self.targets.len() as f64;
+        let mut out = vec![refused; units.len()];
+        let next = AtomicUsize::new(0);
+        let (fabric, targets, stop) = (self.fabric, self.targets, self.stop);
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            for _ in 0..self.jobs.clamp(1, units.len().max(1)) {
+                let (tx, next, sets) = (tx.clone(), &next, &sets);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= sets.len() || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let values = evaluate(fabric, &sets[i], targets, stop);
+                    if tx.send((i, values)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            // The tally is the caller's thread's: trials report here as they end.
+            for (i, values) in rx {
+                self.progress.tried();
+                if let Ok(v) = values {
+                    out[i] = self.cost_of(&v);
+                }
+            }
+        });
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(FitError::Interrupted);
+        }
+        Ok(out)
     }
 
     /// The emulated values at a unit point, or the fabric's refusal.
@@ -50,6 +104,30 @@ impl Problem<'_> {
         let values = evaluate(self.fabric, &self.sets(unit), self.targets, self.stop);
         self.progress.tried();
         Ok(values?)
+    }
+
+    /// The problem's settings with its switches set as `unit` has them.
+    pub fn held(&self, unit: &[f64]) -> Vec<String> {
+        let mut fixed = self.fixed.to_vec();
+        for (name, &u) in self.switches.iter().zip(&unit[self.free.len()..]) {
+            fixed.push(switch(name, u));
+        }
+        fixed
+    }
+
+    /// The same problem with `fixed` held (from [`Problem::held`]) and no switch searched: its
+    /// unit points are the free parameters' alone.
+    pub fn holding<'b>(&'b self, fixed: &'b [String]) -> Problem<'b> {
+        Problem {
+            fabric: self.fabric,
+            free: self.free,
+            fixed,
+            targets: self.targets,
+            stop: self.stop,
+            progress: self.progress,
+            switches: &[],
+            jobs: self.jobs,
+        }
     }
 
     /// The error for a search that has stopped: the caller's stop if raised, else `other`.
@@ -151,31 +229,6 @@ fn descend(
     Ok((best, res.state().get_best_cost()))
 }
 
-/// Points spread evenly over the unit cube (a Halton sequence, bases the first primes), for a
-/// first look at the landscape: deterministic, so a calibration repeats exactly.
-fn halton(count: usize, dims: usize) -> Vec<Vec<f64>> {
-    const PRIMES: [u32; 16] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53];
-    (1..=count)
-        .map(|i| {
-            (0..dims)
-                .map(|d| {
-                    let b = PRIMES[d % PRIMES.len()] as f64;
-                    let (mut f, mut r, mut n) = (1.0, 0.0, i as f64);
-                    while n > 0.0 {
-                        f /= b;
-                        r += f * (n % b);
-                        n = (n / b).floor();
-                    }
-                    r
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// Points of the unit cube with their costs.
-pub type Seen = Vec<(Vec<f64>, f64)>;
-
 /// Factors the card's times are scaled by (and its rates divided by) for the scan's scaled
 /// starts.
 pub const SCALES: [f64; 7] = [0.1, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0];
@@ -198,46 +251,52 @@ fn scaled(free: &[Free], start: &[f64], k: f64) -> Vec<f64> {
         .collect()
 }
 
-/// A first look at the landscape, best first: the card's own point, the card scaled as a
+/// A switch's setting at unit coordinate `u`.
+fn switch(name: &str, u: f64) -> String {
+    format!("{name}={}", if u >= 0.5 { "on" } else { "off" })
+}
+
+/// The points the global search's first population starts from, before points spread over the
+/// whole space: each start (`--start`'s hint, the card's values), and each scaled as a
 /// machine uniformly slower or faster (a prototype's clock is the commonest reason a card is
-/// off, and it moves every time together, which points spread at random rarely do), and
-/// `count` points spread over the whole space. A model's cost has several valleys (a slow
-/// copy can stand in for a slow queue at one size and not at another), so the descents start
-/// from the best of these.
-pub fn scan(p: &Problem, start: &[f64], count: usize) -> Result<Seen, FitError> {
-    let cost = |u: &[f64]| p.values(u).map(|v| p.cost_of(&v)).unwrap_or(f64::INFINITY);
-    let mut seen: Vec<(Vec<f64>, f64)> = vec![(start.to_vec(), cost(start))];
-    let starts = SCALES.iter().map(|&k| scaled(p.free, start, k));
-    for u in starts.chain(halton(count, start.len())) {
-        if p.stop.load(Ordering::Relaxed) {
-            return Err(FitError::Interrupted);
-        }
-        let c = cost(&u);
-        seen.push((u, c));
-    }
-    seen.sort_by(|a, b| a.1.total_cmp(&b.1));
-    Ok(seen)
+/// off, and it moves every time together, which points spread at random rarely do), each with
+/// every setting of the switches.
+pub fn seeds(free: &[Free], starts: &[Vec<f64>], switches: usize) -> Vec<Vec<f64>> {
+    let points = starts.iter().flat_map(|start| {
+        std::iter::once(start.clone()).chain(SCALES.iter().map(|&k| scaled(free, start, k)))
+    });
+    points
+        .flat_map(|u| {
+            (0..1usize << switches).map(move |bits| {
+                let mut u = u.clone();
+                u.extend((0..switches).map(|i| if bits >> i & 1 == 1 { 0.75 } else { 0.25 }));
+                u
+            })
+        })
+        .collect()
 }
 
-/// The best unit point found by descending from the two best points of a scan; each descent
-/// restarts from its best with a smaller simplex until it gains less than 0.1 %.
-pub fn refine(
+/// The global search (evolve.rs) over the problem's free parameters and switches: a first
+/// population of `population` points, the seeds first (at most half of it) and the rest spread
+/// over the whole space; each generation's trials run as one batch. `each` hears every
+/// generation.
+pub fn global(
     p: &Problem,
-    seen: &[(Vec<f64>, f64)],
-    rounds: usize,
-    iters: u64,
+    seeds: Vec<Vec<f64>>,
+    population: usize,
+    settings: &crate::evolve::Settings,
+    each: &mut dyn FnMut(&crate::evolve::Generation),
 ) -> Result<(Vec<f64>, f64), FitError> {
-    let mut best = seen[0].clone();
-    for (from, _) in seen.iter().take(2) {
-        let found = descend_from(p, from, rounds, iters)?;
-        if found.1 < best.1 {
-            best = found;
-        }
-    }
-    Ok(best)
+    let dims = p.free.len() + p.switches.len();
+    let population = population.max(4);
+    let mut initial: Vec<Vec<f64>> = seeds.into_iter().take(population / 2).collect();
+    initial.extend(crate::evolve::halton(population - initial.len(), dims));
+    crate::evolve::evolve(initial, settings, |batch: &[Vec<f64>]| p.costs(batch), each)
 }
 
-fn descend_from(
+/// The best unit point found by descending from `start`: each descent restarts from its best
+/// with a smaller simplex until it gains less than 0.1 %.
+pub fn refine(
     p: &Problem,
     start: &[f64],
     rounds: usize,
@@ -274,4 +333,64 @@ pub fn polish(p: &Problem, from: &[f64], iters: u64) -> Result<Vec<f64>, FitErro
         best = x;
     }
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Observer;
+
+    struct Quiet;
+    impl Observer for Quiet {
+        fn stage(&self, _what: &str) {}
+    }
+
+    #[test]
+    fn a_batch_in_parallel_costs_what_each_trial_does_alone_in_order() {
+        let card = crate::params::card_of("rapidio").unwrap();
+        let names = ["rapidio.send_overhead_ns".to_string(), "copy_mbps".into()];
+        let free = crate::params::select(&card, Some(&names)).unwrap();
+        let targets: Vec<Target> = [("osu_latency", 64, 600.0), ("osu_bw", 4096, 8.4)]
+            .into_iter()
+            .map(|(suite, size, value)| Target {
+                suite: suite.into(),
+                size,
+                value,
+            })
+            .collect();
+        let stop = AtomicBool::new(false);
+        let progress = Progress::new(&Quiet, std::time::Instant::now());
+        let switches = ["rapidio.dq_channels".to_string()];
+        let p = Problem {
+            fabric: "rapidio",
+            free: &free,
+            fixed: &[],
+            targets: &targets,
+            stop: &stop,
+            progress: &progress,
+            switches: &switches,
+            jobs: 2,
+        };
+        let points: Vec<Vec<f64>> = [[0.2, 0.9, 0.0], [0.8, 0.1, 1.0], [0.5, 0.5, 0.7]]
+            .iter()
+            .map(|u| u.to_vec())
+            .collect();
+        let batch = p.costs(&points).unwrap();
+        let alone: Vec<f64> = points
+            .iter()
+            .map(|u| p.cost_of(&p.values(u).unwrap()))
+            .collect();
+        assert_eq!(batch, alone);
+        assert!(batch[0] != batch[1], "{batch:?}");
+        assert_eq!(progress.done(), 6);
+        // The switch is a coordinate: at or above one half, on.
+        assert!(p
+            .sets(&points[2])
+            .contains(&"rapidio.dq_channels=on".into()));
+        let held = p.held(&points[0]);
+        assert_eq!(held, ["rapidio.dq_channels=off"]);
+        let sets = p.holding(&held).sets(&points[0][..2]);
+        assert_eq!(sets[0], held[0]);
+        assert_eq!(sets.len(), 3, "{sets:?}");
+    }
 }

@@ -1,7 +1,8 @@
 //! calibrate fits the parameters an emulated fabric's model card marks as assumptions ([A]) so
 //! that the fabric's emulated results match a measured or published table (OSU text, or a CSV
 //! of suite, size and value), within the ranges the card allows. It runs the emulated fabric
-//! in process through the runner for every trial, minimises the relative error with argmin,
+//! in process through the runner for every trial, minimises the relative error (a global
+//! search by differential evolution, its trials in parallel, then argmin's Nelder-Mead),
 //! reports the error per point and how well each fitted value is determined, and writes a card
 //! `--model` takes. Only values change: every mechanism of the model stays as it is.
 
@@ -10,6 +11,7 @@ pub mod chart;
 pub mod determined;
 pub mod error;
 pub mod evaluate;
+pub mod evolve;
 pub mod fit;
 pub mod output;
 pub mod params;
@@ -35,9 +37,15 @@ pub struct Request {
     pub sets: Vec<String>,
     /// `NAME=VALUE` starting estimates of fitted parameters.
     pub starts: Vec<String>,
-    /// Points of the first look over the whole space, Nelder-Mead rounds (each a restart
-    /// from the best so far) and iterations per round.
-    pub scan: usize,
+    /// The global search's population (0: ten a coordinate, within 24..=96), its most
+    /// generations, and its stop once it gains less than 0.1 % over `stall` generations.
+    pub population: usize,
+    pub generations: usize,
+    pub stall: usize,
+    /// Trials run at once (0: one per core).
+    pub jobs: usize,
+    /// Nelder-Mead rounds from the global search's best (each a restart from the best so
+    /// far) and iterations per round.
     pub rounds: usize,
     pub iterations: u64,
     /// Iterations of each of the worst-point polish's three descents (0: no polish).
@@ -45,6 +53,24 @@ pub struct Request {
 }
 
 impl Request {
+    /// The global search's population for `dims` coordinates.
+    pub fn population_for(&self, dims: usize) -> usize {
+        if self.population > 0 {
+            self.population.max(4)
+        } else {
+            (10 * dims).clamp(24, 96)
+        }
+    }
+
+    /// Trials run at once.
+    pub fn jobs(&self) -> usize {
+        if self.jobs > 0 {
+            self.jobs
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+
     pub fn new(fabric: &str, tables: Vec<PathBuf>) -> Request {
         Request {
             fabric: fabric.into(),
@@ -52,7 +78,10 @@ impl Request {
             params: None,
             sets: Vec::new(),
             starts: Vec::new(),
-            scan: 48,
+            population: 0,
+            generations: 60,
+            stall: 12,
+            jobs: 0,
             rounds: 2,
             iterations: 200,
             polish: 300,
@@ -150,8 +179,8 @@ pub fn calibrate(
             )));
         }
     }
-    // On/off assumptions of the card cannot be descended: each setting's landscape is scanned
-    // and the descent runs in the better one.
+    // On/off assumptions of the card cannot be descended: the global search takes each as a
+    // coordinate (at or above one half: on), and the descents hold the best one's setting.
     let switches: Vec<String> = if req.params.is_some() {
         Vec::new()
     } else {
@@ -163,20 +192,18 @@ pub fn calibrate(
             .take(2)
             .collect()
     };
-    let combos: Vec<Vec<String>> = (0..1usize << switches.len())
-        .map(|bits| {
-            switches
-                .iter()
-                .enumerate()
-                .map(|(i, n)| format!("{n}={}", if bits >> i & 1 == 1 { "on" } else { "off" }))
-                .collect()
-        })
-        .collect();
-    let start: Vec<f64> = free
-        .iter()
-        .map(|f| f.to_unit(f.search_from.unwrap_or(f.start)))
-        .collect();
-    tally.set_budget(budget::trials(req, free.len(), combos.len()));
+    // `--start`'s hint (the card's value for a parameter it leaves out), then the card.
+    let mut starts: Vec<Vec<f64>> = vec![free.iter().map(|f| f.to_unit(f.start)).collect()];
+    if free.iter().any(|f| f.search_from.is_some()) {
+        let hint = free
+            .iter()
+            .map(|f| f.to_unit(f.search_from.unwrap_or(f.start)))
+            .collect();
+        starts.insert(0, hint);
+    }
+    let dims = free.len() + switches.len();
+    let population = req.population_for(dims);
+    tally.set_budget(budget::trials(req, free.len(), population));
     let failed = |source: FitError| {
         if source.is_interrupted() {
             CalibrateError::Interrupted
@@ -187,64 +214,72 @@ pub fn calibrate(
             }
         }
     };
-    let mut before = None;
-    let mut chosen: Option<(Vec<String>, fit::Seen)> = None;
-    for combo in combos {
-        let fixed: Vec<String> = req.sets.iter().cloned().chain(combo).collect();
-        let problem = fit::Problem {
-            fabric: &req.fabric,
-            free: &free,
-            fixed: &fixed,
-            targets: &targets,
-            stop,
-            progress: &tally,
-        };
-        if before.is_none() {
-            // The card as it is (its switches off): settings the fabric refuses are the user's.
-            before = Some(
-                problem
-                    .values(&start)
-                    .map_err(|source| CalibrateError::Run {
-                        fabric: req.fabric.clone(),
-                        source,
-                    })?,
-            );
-        }
-        progress(&format!(
-            "scanning the start, {} scalings of it and {} points over {} parameters{}",
-            fit::SCALES.len(),
-            req.scan,
-            free.len(),
-            if fixed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", fixed.join(" "))
-            }
-        ));
-        let seen = fit::scan(&problem, &start, req.scan).map_err(failed)?;
-        progress(&format!(
-            "best of the scan: cost {:.4} ({:.0} s so far)",
-            seen[0].1,
-            started.elapsed().as_secs_f64()
-        ));
-        if chosen.as_ref().is_none_or(|(_, s)| seen[0].1 < s[0].1) {
-            chosen = Some((fixed, seen));
-        }
-    }
-    let before = before.expect("at least one setting");
-    let (fixed, seen) = chosen.expect("at least one setting");
-    let problem = fit::Problem {
+    let everywhere = fit::Problem {
         fabric: &req.fabric,
         free: &free,
-        fixed: &fixed,
+        fixed: &req.sets,
         targets: &targets,
         stop,
         progress: &tally,
+        switches: &switches,
+        jobs: req.jobs(),
     };
+    // The card as it is (its switches off): settings the fabric refuses are the user's.
+    let card_point: Vec<f64> = free
+        .iter()
+        .map(|f| f.to_unit(f.start))
+        .chain(switches.iter().map(|_| 0.0))
+        .collect();
+    let before = everywhere
+        .values(&card_point)
+        .map_err(|source| CalibrateError::Run {
+            fabric: req.fabric.clone(),
+            source,
+        })?;
+    progress(&format!(
+        "differential evolution over {} parameters{}: {population} points, at most {} generations, {} trials at once",
+        free.len(),
+        if switches.is_empty() {
+            String::new()
+        } else {
+            format!(" and {}", switches.join(", "))
+        },
+        req.generations,
+        everywhere.jobs,
+    ));
+    let settings = evolve::Settings {
+        generations: req.generations,
+        stall: req.stall,
+        seed: 1,
+    };
+    let seeds = fit::seeds(&free, &starts, switches.len());
+    let (found, found_cost) = fit::global(&everywhere, seeds, population, &settings, &mut |g| {
+        if g.number % 10 == 0 {
+            progress(&format!(
+                "generation {}: best cost {:.4} ({} trials, {:.0} s)",
+                g.number,
+                g.best,
+                tally.done(),
+                started.elapsed().as_secs_f64()
+            ))
+        }
+    })
+    .map_err(failed)?;
+    let fixed = everywhere.held(&found);
+    let problem = everywhere.holding(&fixed);
     let cost_before = problem.cost_of(&before);
-    progress("descending (Nelder-Mead) from the scan's two best points");
+    progress(&format!(
+        "descending (Nelder-Mead) from the global search's best (cost {found_cost:.4} after {} trials, {:.0} s){}",
+        tally.done(),
+        started.elapsed().as_secs_f64(),
+        if switches.is_empty() { String::new() } else { format!(" with {}", fixed[req.sets.len()..].join(" ")) }
+    ));
+    let found = &found[..free.len()];
     let (mut best, mut cost) =
-        fit::refine(&problem, &seen, req.rounds, req.iterations).map_err(failed)?;
+        fit::refine(&problem, found, req.rounds, req.iterations).map_err(failed)?;
+    if found_cost < cost {
+        (best, cost) = (found.to_vec(), found_cost);
+    }
     if req.polish > 0 {
         progress(&format!(
             "polishing the worst point (cost {cost:.4} after {} trials, {:.0} s)",
@@ -304,6 +339,6 @@ pub fn calibrate(
         cost,
         trials,
         seconds: started.elapsed().as_secs_f64(),
-        fixed,
+        fixed: fixed.clone(),
     })
 }

@@ -39,10 +39,14 @@ pub struct CalibrateArgs {
     #[command(flatten)]
     pub tunables: TunableArgs,
 
-    /// Start the search for a fitted parameter at this value instead of the card's, e.g. from
-    /// a reading of the table (repeatable)
+    /// A hint for the search: a fitted parameter's estimate, e.g. from a reading of the table,
+    /// which the global search starts from beside the card's values (repeatable)
     #[arg(long = "start", value_name = "NAME=VALUE")]
     pub starts: Vec<String>,
+
+    /// Trials run at once (default: one per core; each trial is one emulated run)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 
     #[command(flatten)]
     pub out: OutArgs,
@@ -57,6 +61,7 @@ pub fn run(args: CalibrateArgs) -> Result<(), CalibrateError> {
     req.params = args.params.clone();
     req.sets = args.tunables.set.clone();
     req.starts = args.starts.clone();
+    req.jobs = args.jobs.map_or(0, usize::from);
     signals::install();
     let progress = Progress::new(args.quiet);
     let outcome = calibrate::calibrate(&req, &signals::INTERRUPTED, &progress);
