@@ -10,7 +10,10 @@
 //! every rank is told so instead of hanging.
 //!
 //! Handing the turn to another thread spins briefly before parking, since on a small machine
-//! the next rank is usually already waiting on another core.
+//! the next rank is usually already waiting on another core; but only while every rank thread
+//! of every scheduler in the process can have a core. Calibrate runs a trial per core, each an
+//! emulated job of its own: four rank threads spinning on two cores spent 90 % of a
+//! calibration waiting for a turn their own spinning kept from coming.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -56,15 +59,30 @@ pub struct Scheduler {
     /// Which rank may run (NONE once everyone is finished or deadlocked).
     running: AtomicUsize,
     clocks: Vec<Arc<AtomicU64>>,
-    /// How long a rank waiting for its turn spins before parking: long while every rank can
-    /// have a core, not at all once ranks outnumber cores (64 ranks spinning on 2 cores take
-    /// the cores from the one rank whose turn it is).
-    spins: u32,
+}
+
+/// Rank threads of every scheduler alive in this process: whether a waiting rank may spin.
+static RANKS_ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a rank waiting for its turn spins before parking: long while every rank thread in
+/// the process can have a core, not at all once they outnumber the cores (64 ranks spinning on
+/// 2 cores, or two jobs of 2 ranks each, take the cores from the ranks whose turn it is).
+fn spins() -> u32 {
+    spins_for(RANKS_ALIVE.load(Ordering::Relaxed), cores())
+}
+
+fn spins_for(ranks_alive: usize, cores: usize) -> u32 {
+    if ranks_alive <= cores {
+        20_000
+    } else {
+        0
+    }
 }
 
 impl Scheduler {
     /// A scheduler for `n` ranks, all runnable at time 0; rank 0 has the first turn.
     pub fn new(n: usize) -> Arc<Scheduler> {
+        RANKS_ALIVE.fetch_add(n, Ordering::Relaxed);
         Arc::new(Scheduler {
             state: Mutex::new(State {
                 ranks: (0..n)
@@ -79,7 +97,6 @@ impl Scheduler {
             turn: (0..n).map(|_| Condvar::new()).collect(),
             running: AtomicUsize::new(0),
             clocks: (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect(),
-            spins: if n <= cores() { 20_000 } else { 0 },
         })
     }
 
@@ -253,7 +270,7 @@ impl Scheduler {
 
     fn wait_turn(&self, rank: usize) -> Result<(), DesError> {
         // Spin first: the hand-over usually comes within microseconds.
-        for i in 0..self.spins {
+        for i in 0..spins() {
             let r = self.running.load(Ordering::Acquire);
             if r == rank {
                 return Ok(());
@@ -280,6 +297,12 @@ impl Scheduler {
     }
 }
 
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        RANKS_ALIVE.fetch_sub(self.clocks.len(), Ordering::Relaxed);
+    }
+}
+
 /// This host's cores, read once.
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -303,6 +326,21 @@ mod tests {
 
     /// Each rank advances its clock by `step[rank]` per tick; the order in which ticks run
     /// must be exactly the order of virtual time, ties to the lower rank.
+    #[test]
+    fn a_waiting_rank_spins_only_while_every_rank_thread_has_a_core() {
+        assert!(spins_for(2, 2) > 0);
+        // Two jobs of two ranks on two cores (calibrate's parallel trials): park at once.
+        assert_eq!(spins_for(4, 2), 0);
+        assert_eq!(spins_for(64, 2), 0);
+        let before = RANKS_ALIVE.load(Ordering::Relaxed);
+        let s = Scheduler::new(1000);
+        // Other tests' schedulers come and go meanwhile, but none holds a thousand ranks.
+        assert!(RANKS_ALIVE.load(Ordering::Relaxed) >= 1000);
+        assert_eq!(spins(), 0);
+        drop(s);
+        assert!(RANKS_ALIVE.load(Ordering::Relaxed) < before + 1000);
+    }
+
     #[test]
     fn ranks_run_in_virtual_time_order() {
         let s = Scheduler::new(3);
