@@ -2,8 +2,10 @@
 # The closed loop of a characterisation: characterises FABRIC, then runs osu_latency and
 # osu_bw on the fabric ROUNDS times and once on the fitted card (the loggp fabric is exact, so
 # once is enough), and prints per size the median of the fabric's rounds, the model's
-# prediction and its error, then how many sizes the model holds within 15 %. The issue's bar
-# is 90 % of the sizes on a quiet machine; the load average is printed before and after, since
+# prediction and its error, then how many sizes the model holds within 15 %, and how many
+# each of the fabric's own runs holds of the others' median (the ceiling: where the fabric
+# disagrees with itself, no model agrees with it). The issue's bar is 90 % of the sizes on a
+# quiet machine; the load average is printed before and after, since
 # a busy host moves the fabric between its rounds and the characterisation.
 #
 #   scripts/model-check.sh FABRIC [ROUNDS] [extra characterise options...]
@@ -49,4 +51,16 @@ for t in total:
     print(f"# {t}: within 15 % at {within[t]} of {total[t]} sizes")
 w, n = sum(within.values()), sum(total.values())
 print(f"# both: within 15 % at {w} of {n} sizes ({100 * w / n:.0f} %; the bar is 90 %)")
+# The fabric against itself: each of its runs as a prediction of the median of the others.
+# Where the fabric's own runs disagree by more than 15 %, no model can be within 15 % of them.
+if rounds >= 3:
+    hits = []
+    for r in range(rounds):
+        others = [f for k, f in enumerate(fabric) if k != r]
+        ok = 0
+        for i in range(len(model)):
+            med = statistics.median(float(f[i][1]) for f in others)
+            ok += med > 0 and abs(float(fabric[r][i][1]) - med) / med <= 0.15
+        hits.append(ok)
+    print(f"# the fabric's own runs, each against the median of the other {rounds - 1}: within 15 % at {min(hits)} to {max(hits)} of {n} sizes (median {statistics.median(hits):g})")
 PY

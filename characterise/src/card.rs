@@ -199,6 +199,14 @@ pub fn card(fit: &Fit, from: &Provenance) -> String {
             whence("stream's slope where the wire sets the pace"),
             iv_text(iv.gap_per_byte_ns),
         );
+        push(
+            "extra_gap_per_byte_ns",
+            "float",
+            number(p.extra_gap_per_byte_ns),
+            "G+: the NIC's gap per byte between messages beyond G (0 in LogGP)",
+            whence("stream's slope beyond the model's pace"),
+            iv_text(iv.extra_gap_per_byte_ns),
+        );
     }
     for (k, seg) in fit.segments.iter().enumerate() {
         if !seg.notes.is_empty() {
@@ -272,6 +280,7 @@ mod tests {
             recv_per_byte_ns: 1.0 / 15.0,
             gap_ns: 310.0,
             gap_per_byte_ns: 0.08,
+            extra_gap_per_byte_ns: 0.0,
         };
         let seg = |from: u64| SegmentFit {
             from,

@@ -11,7 +11,12 @@
 //!   overheads (the wire is the bottleneck there); where it never is, `G` is what the
 //!   ping-pong's slope leaves after the overheads' and `g` the largest that keeps the stream
 //!   as measured;
-//! - `L` from the ping-pong less both overheads and `s * G`, the mean over the segment's sizes.
+//! - `L` from the ping-pong less both overheads and `s * G`, the mean over the segment's sizes;
+//! - `G+` (the NIC's gap per byte between messages beyond `G`) where the stream, with every
+//!   value above set, is still slower per message than the model's pace: the ping-pong's
+//!   slope holds `G` to one message's way, and a stream of large messages may move fewer bytes
+//!   per second than one message does (both sides' copies contending for the host). It is
+//!   held to a ping-pong's round trip, by which the NIC must be free for the next message.
 //!
 //! Intervals are 95 % percentile bootstrap intervals over the rounds: every size's rounds are
 //! drawn again with replacement, their medians taken and the whole fit made again with the
@@ -69,6 +74,7 @@ pub struct Intervals {
     pub recv_per_byte_ns: Option<Interval>,
     pub gap_ns: Option<Interval>,
     pub gap_per_byte_ns: Option<Interval>,
+    pub extra_gap_per_byte_ns: Option<Interval>,
 }
 
 /// One segment's fit.
@@ -341,7 +347,7 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         ));
         gap = room;
     }
-    let params = LogGp {
+    let mut params = LogGp {
         latency_ns: latency,
         send_ns: os.0,
         send_per_byte_ns: os.1,
@@ -349,7 +355,9 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         recv_per_byte_ns: or_line.1,
         gap_ns: gap,
         gap_per_byte_ns: g_per_byte,
+        extra_gap_per_byte_ns: 0.0,
     };
+    params.extra_gap_per_byte_ns = extra_gap(&params, r, &x, &mut notes);
     SegmentFit {
         from,
         sizes: r.size.clone(),
@@ -357,6 +365,48 @@ fn fit_segment(r: &Rows, from: u64) -> SegmentFit {
         intervals: Intervals::default(),
         notes,
     }
+}
+
+/// G+: the gap per byte the stream's steady steps need beyond the model's pace. A per-byte
+/// cost shows at the segment's largest sizes, so it is read there only: where the stream at
+/// the largest size and at others of the segment's upper half is slower than the model's pace
+/// (by more than [`WIRE_BOUND`]), G+ is the least per byte any of them needs (so the model is
+/// never slower than a size measured), held so that `g + s*(G + G+)` stays within each size's
+/// round trip (2 x its ping-pong), which frees the NIC for a ping-pong's next message.
+fn extra_gap(p: &LogGp, r: &Rows, x: &[f64], notes: &mut Vec<String>) -> f64 {
+    let n = x.len();
+    let slow = |i: usize| x[i] > 0.0 && r.step[i] > p.per_message(r.size[i]) * (1.0 + WIRE_BOUND);
+    if n < 2 || !slow(n - 1) {
+        return 0.0;
+    }
+    let upper: Vec<usize> = (n / 2..n).filter(|&i| slow(i)).collect();
+    if upper.len() < 2 {
+        return 0.0;
+    }
+    let want = upper
+        .iter()
+        .map(|&i| (r.step[i] - p.gap_ns) / x[i] - p.gap_per_byte_ns)
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
+    let room = (0..n)
+        .filter(|&i| x[i] > 0.0)
+        .map(|i| (2.0 * r.pingpong[i] - p.gap_ns) / x[i] - p.gap_per_byte_ns)
+        .fold(f64::INFINITY, f64::min)
+        .max(0.0);
+    let extra = want.min(room);
+    if extra > 0.0 {
+        notes.push(format!(
+            "the stream is slower than the model's pace at {} of its largest sizes: G+ = {extra:.4} ns/B (G {:.4}) paces the stream{}",
+            upper.len(),
+            p.gap_per_byte_ns,
+            if extra < want {
+                format!(" (held from {want:.4} to a ping-pong's round trip)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    extra
 }
 
 /// The acknowledgement's one-way time: measured at its size, else the smallest size's.
@@ -419,7 +469,7 @@ fn bootstrap(
     }
     let mut rng = SplitMix64(SEED);
     // replicates[segment][parameter]
-    let mut replicates: Vec<[Vec<f64>; 7]> = vec![Default::default(); fits.len()];
+    let mut replicates: Vec<[Vec<f64>; 8]> = vec![Default::default(); fits.len()];
     for _ in 0..RESAMPLES {
         let again = obs.resample(&mut |n| rng.below(n));
         for (k, seg) in fit_segments(&again, groups, switches).iter().enumerate() {
@@ -442,12 +492,13 @@ fn bootstrap(
             recv_per_byte_ns: iv.next().flatten(),
             gap_ns: iv.next().flatten(),
             gap_per_byte_ns: iv.next().flatten(),
+            extra_gap_per_byte_ns: iv.next().flatten(),
         };
     }
 }
 
 /// A segment's parameters in the order of [`Intervals`]' fields.
-fn values(p: &LogGp) -> [f64; 7] {
+fn values(p: &LogGp) -> [f64; 8] {
     [
         p.latency_ns,
         p.send_ns,
@@ -456,6 +507,7 @@ fn values(p: &LogGp) -> [f64; 7] {
         p.recv_per_byte_ns,
         p.gap_ns,
         p.gap_per_byte_ns,
+        p.extra_gap_per_byte_ns,
     ]
 }
 

@@ -6,11 +6,12 @@
 //! For a message of `s` bytes under one segment's parameters:
 //! - the sender's CPU is busy `o_s(s) = send_ns + s * send_per_byte_ns`;
 //! - the NIC puts it on the wire in `s * G` and it lands `L` later; the NIC can start the next
-//!   message `g + s * G` after this one started;
+//!   message `g + s * (G + G+)` after this one started (`G+`, 0 in LogGP, is the gap per byte
+//!   a stream shows beyond one message's: a host's copies contending, say);
 //! - the receiver's CPU is busy `o_r(s) = recv_ns + s * recv_per_byte_ns` taking it.
 //!
 //! So a ping-pong's half round trip is `o_s(s) + s*G + L + o_r(s)`, and a stream of back-to-back
-//! sends moves one message per `max(o_s(s), o_r(s), g + s*G)` once it runs.
+//! sends moves one message per `max(o_s(s), o_r(s), g + s*(G + G+))` once it runs.
 
 use serde::Serialize;
 
@@ -31,6 +32,9 @@ pub struct LogGp {
     pub gap_ns: f64,
     /// G: time per byte on the wire.
     pub gap_per_byte_ns: f64,
+    /// G+: the NIC's gap per byte between messages beyond G (0 in LogGP): it paces a stream
+    /// and leaves one message's way alone.
+    pub extra_gap_per_byte_ns: f64,
 }
 
 impl LogGp {
@@ -52,7 +56,12 @@ impl LogGp {
     pub fn per_message(&self, s: u64) -> f64 {
         self.send(s)
             .max(self.recv(s))
-            .max(self.gap_ns + s as f64 * self.gap_per_byte_ns)
+            .max(self.gap_ns + s as f64 * self.nic_per_byte())
+    }
+
+    /// The NIC's time per byte between two messages' starts: G + G+.
+    pub fn nic_per_byte(&self) -> f64 {
+        self.gap_per_byte_ns + self.extra_gap_per_byte_ns
     }
 
     /// The bandwidth a long stream of large messages approaches, MB/s (bytes per us).
@@ -60,7 +69,7 @@ impl LogGp {
         let per_byte = self
             .send_per_byte_ns
             .max(self.recv_per_byte_ns)
-            .max(self.gap_per_byte_ns);
+            .max(self.nic_per_byte());
         (per_byte > 0.0).then(|| 1e3 / per_byte)
     }
 }
@@ -115,6 +124,7 @@ mod tests {
             recv_per_byte_ns: 1.0 / 15.0,
             gap_ns: 310.0,
             gap_per_byte_ns: 0.08,
+            extra_gap_per_byte_ns: 0.0,
         }
     }
 

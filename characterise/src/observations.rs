@@ -73,13 +73,16 @@ impl Observations {
             .map(|r| r.as_slice())
     }
 
-    /// How far the rounds at a size lie apart (largest less smallest), ns: 0 with one round.
+    /// How far the rounds at a size lie apart, ns: their interquartile range (quartiles
+    /// interpolated; half the range with three rounds), 0 with one round. Not the whole range:
+    /// one round in another of the host's modes (shm's placement here) would widen it past
+    /// every protocol's step, and more rounds would only make that likelier.
     pub fn spread(&self, pattern: Pattern, size: u64) -> f64 {
         self.rounds(pattern, size)
             .map(|r| {
-                let hi = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
-                hi - lo
+                let mut v = r.to_vec();
+                v.sort_by(f64::total_cmp);
+                quartile(&v, 0.75) - quartile(&v, 0.25)
             })
             .unwrap_or(0.0)
     }
@@ -129,6 +132,13 @@ impl Observations {
     }
 }
 
+/// The `q` quantile of sorted values, interpolated between neighbours.
+fn quartile(sorted: &[f64], q: f64) -> f64 {
+    let at = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,8 +151,15 @@ mod tests {
         }
         assert_eq!(obs.get(Pattern::Pingpong, 8), Some(110.0));
         assert_eq!(obs.series(Pattern::Pingpong), vec![(8, 110.0)]);
-        assert_eq!(obs.spread(Pattern::Pingpong, 8), 300.0);
+        // Quartiles 105 and 255: half the range with three rounds.
+        assert_eq!(obs.spread(Pattern::Pingpong, 8), 150.0);
         assert_eq!(obs.max_rounds(), 3);
+        // Five rounds, one in another mode: the spread is the other four's.
+        let mut five = Observations::new(64);
+        for ns in [100.0, 101.0, 900.0, 102.0, 103.0] {
+            five.add_round(Pattern::Pingpong, 8, ns);
+        }
+        assert_eq!(five.spread(Pattern::Pingpong, 8), 2.0);
         obs.insert(Pattern::Pingpong, 8, 120.0);
         assert_eq!(obs.rounds(Pattern::Pingpong, 8), Some(&[120.0][..]));
         assert_eq!(obs.spread(Pattern::Pingpong, 8), 0.0);

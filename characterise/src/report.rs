@@ -174,7 +174,7 @@ impl Exporter for Markdown {
         let _ = writeln!(md, "## The model\n");
         let _ = writeln!(
             md,
-            "LogGP per protocol segment: a message of s bytes costs the sender o_s(s) = o_s + s·o_s/B, the wire s·G and then L, the receiver o_r(s) = o_r + s·o_r/B; the NIC starts one message per g + s·G. Values in ns (per byte where /B); 95 % intervals in parentheses where the data give one.\n"
+            "LogGP per protocol segment: a message of s bytes costs the sender o_s(s) = o_s + s·o_s/B, the wire s·G and then L, the receiver o_r(s) = o_r + s·o_r/B; the NIC starts one message per g + s·(G + G+), where G+ (0 in LogGP) is what a stream shows per byte beyond one message's way. Values in ns (per byte where /B); 95 % intervals in parentheses where the data give one.\n"
         );
         let mut segments = markdown_table(&[
             "segment",
@@ -186,6 +186,7 @@ impl Exporter for Markdown {
             "o_r/B",
             "g",
             "G",
+            "G+",
             "one-way at start (us)",
             "stream limit (MB/s)",
         ]);
@@ -207,6 +208,7 @@ impl Exporter for Markdown {
                 with_iv(p.recv_per_byte_ns, iv.recv_per_byte_ns),
                 with_iv(p.gap_ns, iv.gap_ns),
                 with_iv(p.gap_per_byte_ns, iv.gap_per_byte_ns),
+                with_iv(p.extra_gap_per_byte_ns, iv.extra_gap_per_byte_ns),
                 format!("{:.3}", p.one_way(s.from) / 1e3),
                 bandwidth(p),
             ]);
@@ -241,7 +243,7 @@ impl Exporter for Markdown {
                 fit.within_spread
                     .iter()
                     .map(|s| format!(
-                        "{}..{} B ({:.0} ns off the line, rounds {:.0} ns apart)",
+                        "{}..{} B ({:.0} ns off the line, interquartile range of the rounds {:.0} ns)",
                         s.after, s.before, s.effect_ns, s.spread_ns
                     ))
                     .collect::<Vec<_>>()

@@ -82,7 +82,7 @@ pub const MAX_REFINE: u64 = 64;
 
 /// Rounds on a real fabric when none are asked for: a median of three is the fewest that a
 /// single disturbed round cannot move, and their range is a first measure of the spread.
-pub const DEFAULT_ROUNDS: usize = 3;
+pub const DEFAULT_ROUNDS: usize = 5;
 
 /// The most rounds: each is a whole sweep.
 pub const MAX_ROUNDS: usize = 100;

@@ -5,7 +5,7 @@
 //! On a real fabric a bend in the curve may be the host, not a protocol: a size whose rounds
 //! disagree by more than the line's tolerance bends the curve in one sweep and not the next.
 //! So a switch stands only where the curve leaves the line before it by more than the
-//! ping-pong's run-to-run spread (the range of its rounds) at the sizes around it.
+//! ping-pong's run-to-run spread (the interquartile range of its rounds) at the sizes around it.
 
 use curves::{Kind, Tolerance};
 use serde::Serialize;
@@ -34,8 +34,8 @@ pub struct Switch {
     /// How far the measured ping-pong leaves the line before the switch, ns: the most over the
     /// first sizes after it (a jump shows at once, a slope change a size or two later).
     pub effect_ns: f64,
-    /// The ping-pong's run-to-run spread there, ns: the widest range of rounds at `after` and
-    /// those sizes (0 with one round, as on an emulated fabric, where every bend is real).
+    /// The ping-pong's run-to-run spread there, ns: the widest interquartile range of rounds
+    /// at `after` and those sizes (0 with one round, as on an emulated fabric, where every bend is real).
     pub spread_ns: f64,
 }
 

@@ -42,7 +42,7 @@ pub struct CharacteriseArgs {
     pub refine: u64,
 
     /// Rounds, each measuring every size and pattern once, one after the other; the fit is of
-    /// each size's median (default: 3 on a real fabric, 1 on an emulated one, which is exact)
+    /// each size's median (default: 5 on a real fabric, 1 on an emulated one, which is exact)
     #[arg(long, value_name = "N")]
     pub rounds: Option<usize>,
 
@@ -122,26 +122,28 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
         }
     );
     println!(
-        "# {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
+        "# {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}",
         "from (B)",
         "L (ns)",
         "o_s (ns)",
         "o_r (ns)",
         "g (ns)",
         "G (ns/B)",
+        "G+ (ns/B)",
         "1-way (us)",
         "limit (MB/s)"
     );
     for s in &o.fit.segments {
         let p = &s.params;
         println!(
-            "  {:>10} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.5} {:>10.3} {:>12}",
+            "  {:>10} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>9.5} {:>9.5} {:>10.3} {:>12}",
             s.from,
             p.latency_ns,
             p.send_ns,
             p.recv_ns,
             p.gap_ns,
             p.gap_per_byte_ns,
+            p.extra_gap_per_byte_ns,
             p.one_way(s.from) / 1e3,
             p.asymptotic_mbs()
                 .map(|b| format!("{b:.0}"))
@@ -150,7 +152,7 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
     }
     for s in &o.fit.switches {
         println!(
-            "# switch between {} and {} B ({}; {:.0} ns off the line before, rounds {:.0} ns apart)",
+            "# switch between {} and {} B ({}; {:.0} ns off the line before, interquartile range of the rounds {:.0} ns)",
             s.after, s.before, s.kind, s.effect_ns, s.spread_ns
         );
     }

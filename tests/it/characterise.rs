@@ -121,10 +121,11 @@ fn param(seg: &serde_json::Value, name: &str) -> f64 {
 
 /// The bandwidth a segment's long stream approaches: its slowest per-byte cost.
 fn limit_mbs(seg: &serde_json::Value) -> f64 {
-    let per_byte = ["send_per_byte_ns", "recv_per_byte_ns", "gap_per_byte_ns"]
+    let nic = param(seg, "gap_per_byte_ns") + param(seg, "extra_gap_per_byte_ns");
+    let per_byte = ["send_per_byte_ns", "recv_per_byte_ns"]
         .iter()
         .map(|p| param(seg, p))
-        .fold(0.0, f64::max);
+        .fold(nic, f64::max);
     1e3 / per_byte
 }
 

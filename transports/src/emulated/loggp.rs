@@ -1,9 +1,12 @@
 //! The LogGP fabric: a fitted model of any fabric, run in virtual time. Its card (written by
 //! `fabbench characterise`, or the built-in generic NIC) holds up to six protocol segments by
 //! message size, each with LogGP's parameters: a message of `s` bytes costs the sender's CPU
-//! `o_s(s) = send_ns + s * send_per_byte_ns`, occupies its node's NIC for `g + s * G` from when
-//! the CPU hands it over, lands `L` after its last byte left (`s * G`), occupies the receiving
-//! NIC likewise, and costs the receiver's CPU `o_r(s)`. Ranks share a node's NIC
+//! `o_s(s) = send_ns + s * send_per_byte_ns`, occupies its node's NIC for `g + s * (G + G+)`
+//! from when the CPU hands it over, lands `L` after its last byte left (`s * G`), occupies the
+//! receiving NIC likewise, and costs the receiver's CPU `o_r(s)`. `G+` (`extra_gap_per_byte_ns`,
+//! 0 in LogGP) paces a stream without touching one message's way: on a host whose stream of
+//! large messages moves fewer bytes per second than one message does (loopback tcp here), the
+//! ping-pong and the stream need both. Ranks share a node's NIC
 //! (`ranks_per_node`), so many senders to one node, or many ranks on one node, queue at the
 //! NIC instead of being free: a prediction at scale is not contention-free.
 //!
@@ -54,6 +57,8 @@ pub struct Segment {
     pub recv_per_byte_ns: f64,
     pub gap_ns: f64,
     pub gap_per_byte_ns: f64,
+    /// G+: the NIC's gap per byte beyond G, between messages only.
+    pub extra_gap_per_byte_ns: f64,
 }
 
 impl Segment {
@@ -68,6 +73,7 @@ impl Segment {
             recv_per_byte_ns: f("recv_per_byte_ns"),
             gap_ns: f("gap_ns"),
             gap_per_byte_ns: f("gap_per_byte_ns"),
+            extra_gap_per_byte_ns: f("extra_gap_per_byte_ns"),
         }
     }
 
@@ -84,7 +90,7 @@ impl Segment {
     }
 
     fn occupancy(&self, s: u64) -> Ps {
-        ns(self.gap_ns) + self.wire(s)
+        ns(self.gap_ns + s as f64 * (self.gap_per_byte_ns + self.extra_gap_per_byte_ns))
     }
 
     /// One message's time from call to delivery with nobody else on the NICs, ns.
@@ -100,7 +106,7 @@ impl Segment {
         let per_byte = self
             .send_per_byte_ns
             .max(self.recv_per_byte_ns)
-            .max(self.gap_per_byte_ns);
+            .max(self.gap_per_byte_ns + self.extra_gap_per_byte_ns);
         (per_byte > 0.0).then(|| 1e3 / per_byte)
     }
 }

@@ -99,6 +99,21 @@ fn a_stream_moves_one_message_per_nic_gap_when_the_nic_is_slowest() {
 }
 
 #[test]
+fn the_extra_gap_paces_a_stream_and_leaves_one_message_alone() {
+    let mut card = one_segment();
+    card.push(("loggp.s1.extra_gap_per_byte_ns", "0.3"));
+    let mut m = LogGp::build(&settings(&card), 2).unwrap();
+    let sched = Scheduler::new(2);
+    let mut w = World { sched: &sched };
+    // One message: o_s 400 ns, s*G 1000 ns, L 1000 ns, as without G+.
+    let (free, first) = sent(m.offer(&mut w, &eager(0, 1, 10_000), 0).unwrap());
+    assert_eq!(first, 400_000 + 1_000_000 + 1_000_000);
+    // The next starts g + s*(G + G+) = 200 + 4000 ns after it.
+    let (_, second) = sent(m.offer(&mut w, &eager(0, 1, 10_000), free).unwrap());
+    assert_eq!(second - first, 4_200_000);
+}
+
+#[test]
 fn each_size_takes_its_segment() {
     let mut card = one_segment();
     card.extend([
