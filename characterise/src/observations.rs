@@ -132,6 +132,15 @@ impl Observations {
     }
 }
 
+/// The median of values and their interquartile range (0, 0 with none).
+pub fn median_and_iqr(mut v: Vec<f64>) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    (quartile(&v, 0.5), quartile(&v, 0.75) - quartile(&v, 0.25))
+}
+
 /// The `q` quantile of sorted values, interpolated between neighbours.
 fn quartile(sorted: &[f64], q: f64) -> f64 {
     let at = q * (sorted.len() - 1) as f64;

@@ -222,16 +222,16 @@ impl Exporter for Markdown {
                 "between (B)",
                 "kind",
                 "step at the first size after",
-                "off the line before (ns)",
-                "run-to-run spread (ns)",
+                "off the line before, per round (median)",
+                "the rounds' interquartile range",
             ]);
             for s in &fit.switches {
                 switches.push_row([
                     format!("{}..{}", s.after, s.before),
                     s.kind.to_string(),
                     format!("{:+.1} %", s.step * 100.0),
-                    format!("{:.0}", s.effect_ns),
-                    format!("{:.0}", s.spread_ns),
+                    format!("{:.1} %", s.effect * 100.0),
+                    format!("{:.1} %", s.spread * 100.0),
                 ]);
             }
             md.push_str(&switches.to_markdown());
@@ -243,8 +243,8 @@ impl Exporter for Markdown {
                 fit.within_spread
                     .iter()
                     .map(|s| format!(
-                        "{}..{} B ({:.0} ns off the line, interquartile range of the rounds {:.0} ns)",
-                        s.after, s.before, s.effect_ns, s.spread_ns
+                        "{}..{} B ({:.1} % off the line per round (median), the rounds' interquartile range {:.1} %)",
+                        s.after, s.before, s.effect * 100.0, s.spread * 100.0
                     ))
                     .collect::<Vec<_>>()
                     .join(", ")

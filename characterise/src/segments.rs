@@ -4,8 +4,11 @@
 //!
 //! On a real fabric a bend in the curve may be the host, not a protocol: a size whose rounds
 //! disagree by more than the line's tolerance bends the curve in one sweep and not the next.
-//! So a switch stands only where the curve leaves the line before it by more than the
-//! ping-pong's run-to-run spread (the interquartile range of its rounds) at the sizes around it.
+//! A protocol's switch shows in every round, whatever mode the host ran that round in (shm on
+//! this VM runs whole rounds four times slower or not), so each round is read on its own: how
+//! far its ping-pong after the bend departs from what the line before predicts, relative to
+//! its own time before the bend. A switch stands only where the median of those departures
+//! exceeds their interquartile range over the rounds.
 
 use curves::{Kind, Tolerance};
 use serde::Serialize;
@@ -31,18 +34,19 @@ pub struct Switch {
     pub kind: Kind,
     /// What the switch adds to the ping-pong at `before`, relative to the time there.
     pub step: f64,
-    /// How far the measured ping-pong leaves the line before the switch, ns: the most over the
-    /// first sizes after it (a jump shows at once, a slope change a size or two later).
-    pub effect_ns: f64,
-    /// The ping-pong's run-to-run spread there, ns: the widest interquartile range of rounds
-    /// at `after` and those sizes (0 with one round, as on an emulated fabric, where every bend is real).
-    pub spread_ns: f64,
+    /// How far a round's ping-pong leaves the line before the switch, relative to that round's
+    /// own time at `after` (a jump's at the first size after it, a slope change's the most over
+    /// the first two); the median over the rounds.
+    pub effect: f64,
+    /// The interquartile range of those departures over the rounds (0 with one round, as on
+    /// an emulated fabric, where every bend is real).
+    pub spread: f64,
 }
 
 impl Switch {
     /// Whether the switch stands out from the run-to-run spread.
     pub fn significant(&self) -> bool {
-        self.effect_ns > self.spread_ns
+        self.effect > self.spread
     }
 }
 
@@ -70,24 +74,55 @@ pub fn candidates(obs: &Observations, tol: Tolerance) -> Result<Vec<Switch>, Cha
                 .filter(|&(s, _)| s >= b.before && s <= b.right.to)
                 .take(EFFECT_SIZES)
                 .collect();
-            let effect_ns = after_it
-                .iter()
-                .map(|&(s, us)| (us - b.left.at(s)).abs() * 1e3)
-                .fold(0.0, f64::max);
-            let spread_ns = std::iter::once(b.after)
-                .chain(after_it.iter().map(|p| p.0))
-                .map(|s| obs.spread(Pattern::Pingpong, s))
-                .fold(0.0, f64::max);
+            // A jump shows at the first size after it; a slope change a size or two later.
+            let read = match b.kind {
+                Kind::Jump => &after_it[..after_it.len().min(1)],
+                _ => &after_it[..],
+            };
+            let departures = departures(obs, b.after, read, &|s| b.left.at(s));
+            let (effect, spread) = crate::observations::median_and_iqr(departures);
             Switch {
                 after: b.after,
                 before: b.before,
                 kind: b.kind,
                 step: b.step_us / b.right.at(b.before).abs().max(f64::MIN_POSITIVE),
-                effect_ns,
-                spread_ns,
+                effect,
+                spread,
             }
         })
         .collect())
+}
+
+/// Each round's departure from the line before a bend: the most, over the sizes after it, of
+/// |(the round's time there / its time at `after`) / (the line's ratio of the same) - 1|.
+/// Rounds are matched by their order (the k-th round at every size was one sweep); the fewest
+/// rounds any of the sizes has are read.
+fn departures(
+    obs: &Observations,
+    after: u64,
+    after_it: &[(u64, f64)],
+    line: &dyn Fn(u64) -> f64,
+) -> Vec<f64> {
+    let Some(base) = obs.rounds(Pattern::Pingpong, after) else {
+        return Vec::new();
+    };
+    let at: Vec<(u64, &[f64])> = after_it
+        .iter()
+        .filter_map(|&(s, _)| obs.rounds(Pattern::Pingpong, s).map(|r| (s, r)))
+        .collect();
+    let k = at.iter().map(|(_, r)| r.len()).fold(base.len(), usize::min);
+    let line_at_after = line(after).max(f64::MIN_POSITIVE);
+    (0..k)
+        .map(|j| {
+            at.iter()
+                .map(|&(s, r)| {
+                    let expected = line(s) / line_at_after;
+                    let measured = r[j] / base[j].max(f64::MIN_POSITIVE);
+                    (measured / expected.max(f64::MIN_POSITIVE) - 1.0).abs()
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
 }
 
 /// The switches that stand out from the run-to-run spread, at most `MAX_SEGMENTS - 1` (the
@@ -209,8 +244,8 @@ mod tests {
             before,
             kind: Kind::Jump,
             step,
-            effect_ns: 1.0,
-            spread_ns: 0.0,
+            effect: 1.0,
+            spread: 0.0,
         };
         let sizes = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
         // A one-size segment at 64 between two switches: the smaller (at 64) goes, leaving

@@ -152,8 +152,8 @@ fn summary(o: &Outcome, dir: &std::path::Path) {
     }
     for s in &o.fit.switches {
         println!(
-            "# switch between {} and {} B ({}; {:.0} ns off the line before, interquartile range of the rounds {:.0} ns)",
-            s.after, s.before, s.kind, s.effect_ns, s.spread_ns
+            "# switch between {} and {} B ({}; {:.1} % off the line before per round (median), the rounds' interquartile range {:.1} %)",
+            s.after, s.before, s.kind, s.effect * 100.0, s.spread * 100.0
         );
     }
     if !o.fit.within_spread.is_empty() {
