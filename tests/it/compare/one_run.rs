@@ -10,9 +10,10 @@ use crate::common::*;
 #[test]
 fn one_run_a_side_is_inconclusive_unless_the_change_passes_a_bound() {
     let base = shm_runs("cmp-one-base", 1, &[]);
-    // Half a microsecond more a message: several times the latency (0.08 to 0.3 us here),
-    // clear in any run's samples.
-    let slow = shm_runs("cmp-one-slow", 1, &["--set", "inject_delay_ns=500"]);
+    // A quarter of a microsecond more a message: 1.8 to 4 times the latency (0.08 to 0.3 us
+    // here, by the host's mode), clear in any run's samples and within the widest bound
+    // compare takes (under 1000 %), which the test sets past the change below.
+    let slow = shm_runs("cmp-one-slow", 1, &["--set", "inject_delay_ns=250"]);
     let (code, v) = verdicts(&base, &slow, &[]);
     assert_eq!(code, 0, "inconclusive fails nothing: {v:?}");
     assert_eq!(v[0]["verdict"], "inconclusive", "{v:?}");
