@@ -305,7 +305,8 @@ pub struct Gain {
     pub tuned_value: f64,
     pub unit: String,
     pub gain: f64,
-    /// 95 % bootstrap interval (equal to the gain on virtual time).
+    /// The samples' 95 % bootstrap interval, widened on a real fabric to the gain of every
+    /// pairing of a default run with a tuned run (equal to the gain on virtual time).
     pub low: f64,
     pub high: f64,
 }

@@ -481,7 +481,7 @@ fn verification(v: &Verification) -> String {
             "tuned (median)",
             "unit",
             "gain (medians)",
-            "95 % interval",
+            "interval (95 %, and every pairing of runs)",
         ],
         rows,
     );
@@ -619,7 +619,7 @@ mod tests {
                 "| eager_limit=12KiB | passes | no failure |\n",
                 "## Verification: osu_latency with `eager_limit=12KiB`\n",
                 "Values are medians over iterations in the suite's unit",
-                "| size | default (median) | tuned (median) | unit | gain (medians) | 95 % interval |\n",
+                "| size | default (median) | tuned (median) | unit | gain (medians) | interval (95 %, and every pairing of runs) |\n",
                 "| 8KiB | 3.30 | 3.00 | us | +10.0 % | \\[+10.0 %, +10.0 %\\] |\n",
                 "| 32KiB | 4.40 | 4.40 | us | +0.0 % | \\[+0.0 %, +0.0 %\\] |\n",
                 "Median gain over sizes: +5.0 %\n",

@@ -275,11 +275,16 @@ fn the_ti_mpptest_line_runs_on_shm_through_mpi() {
     assert!(out.contains("# breakpoints (fabbench): "), "{out}");
 }
 
-/// autotune on Open MPI's vader: it tunes `mpi.btl_vader_eager_limit`, writes Open MPI's own
-/// parameter file, and that file, loaded by Open MPI in a plain rerun (no --set), reproduces
-/// the gain autotune verified.
+/// autotune on Open MPI's vader: it tunes `mpi.btl_vader_eager_limit` and the gate checks the
+/// choice from 1 B to 4 MiB before Open MPI's own parameter file carries it. Raising vader's
+/// eager limit to 64 KiB wins up to 176 % on osu_latency at 4 KiB here, and in most runs the
+/// gate finds it losing 35 to 65 % on osu_bw at 512 B to 2 KiB (larger eager fragments),
+/// consistently over every pairing of three runs a side: then the value is held back, the
+/// file does not carry it and stdout says why. When the gate passes it, the file carries it
+/// and, loaded by Open MPI in a plain rerun (no --set), reproduces the gain autotune verified.
+/// (Open MPI reading autotune's files is held apart, by autotune's ignored lib test in .ci/run.)
 #[test]
-fn autotune_of_vader_writes_an_mca_file_that_reproduces_the_gain() {
+fn autotune_of_vader_deploys_through_an_mca_file_only_what_the_gate_passed() {
     let _g = serial();
     let r = run(
         "at-vader",
@@ -290,8 +295,29 @@ fn autotune_of_vader_writes_an_mca_file_that_reproduces_the_gain() {
     let dir = r.ok().to_path_buf();
     let o: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("autotune.json")).unwrap()).unwrap();
-    let chosen = o["chosen"]["mpi.btl_vader_eager_limit"].as_str().unwrap();
-    let conf = std::fs::read_to_string(dir.join("mca-params.conf")).unwrap();
+    let param = "mpi.btl_vader_eager_limit";
+    let (chosen, deployed) = (&o["chosen"][param], &o["deployed"][param]);
+    assert!(chosen.is_string(), "{}", r.stdout());
+    let conf = std::fs::read_to_string(dir.join("mca-params.conf")).unwrap_or_default();
+    if chosen != deployed {
+        // Held back: the file sets nothing, and the line of the value says why.
+        assert!(
+            !conf
+                .lines()
+                .any(|l| l.trim().starts_with("btl_vader_eager_limit")),
+            "{conf}"
+        );
+        let line = r
+            .stdout()
+            .lines()
+            .find(|l| l.starts_with(param))
+            .unwrap_or_default()
+            .to_string();
+        assert!(line.contains("not deployed: the profile with it"), "{line}");
+        assert!(r.stdout().contains("# gate: "), "{}", r.stdout());
+        return;
+    }
+    let chosen = chosen.as_str().unwrap();
     let bytes = bench_core::size::parse_size(chosen).unwrap();
     assert!(
         conf.lines()
