@@ -99,16 +99,7 @@ pub fn gate(
     loop {
         let verdict = match trial(bench, &mut out, &mut tried, &workloads, &sizes, &current) {
             Ok(v) => v,
-            Err(Halt::Budget) => {
-                out.out_of_budget = true;
-                for (name, value) in &current {
-                    out.withheld.insert(
-                        name.clone(),
-                        format!("{value} not verified: the budget ran out before the gate's verdict; not deployed, the default stays"),
-                    );
-                }
-                return Ok(out);
-            }
+            Err(Halt::Budget) => return Ok(out_of_budget(out, &current)),
             Err(h) => return Err(h),
         };
         let Some(fault) = verdict else {
@@ -132,16 +123,7 @@ pub fn gate(
             without.remove(i);
             let v = match trial(bench, &mut out, &mut tried, &workloads, &sizes, &without) {
                 Ok(v) => v,
-                Err(Halt::Budget) => {
-                    out.out_of_budget = true;
-                    for (name, value) in &current {
-                        out.withheld.insert(
-                            name.clone(),
-                            format!("{value} not verified: the budget ran out before the gate's verdict; not deployed, the default stays"),
-                        );
-                    }
-                    return Ok(out);
-                }
+                Err(Halt::Budget) => return Ok(out_of_budget(out, &current)),
                 Err(h) => return Err(h),
             };
             match v {
@@ -167,6 +149,18 @@ pub fn gate(
             ),
         );
     }
+}
+
+/// The gate stopped by the budget before a verdict on `current`: none of it is deployed.
+fn out_of_budget(mut out: Gated, current: &[(String, String)]) -> Gated {
+    out.out_of_budget = true;
+    for (name, value) in current {
+        out.withheld.insert(
+            name.clone(),
+            format!("{value} not verified: the budget ran out before the gate's verdict; not deployed, the default stays"),
+        );
+    }
+    out
 }
 
 /// Why a decision's value cannot be deployed before any verification: its own step did not

@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use crate::line::{self, Line};
 use crate::model::{LogGp, Model, ACK_BYTES};
-use crate::observations::{Observations, Pattern};
+use crate::observations::{quantile, Observations, Pattern};
 use crate::segments::{ranges, Switch};
 
 /// Confidence of every interval.
@@ -433,13 +433,6 @@ fn fit_segments(obs: &Observations, groups: &[Vec<u64>], switches: &[Switch]) ->
         first.from = 0;
     }
     segments
-}
-
-/// The `q` quantile of sorted values, interpolated.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let at = q * (sorted.len() - 1) as f64;
-    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo as f64)
 }
 
 /// The percentile interval of a parameter's replicates, widened to hold the estimate and kept

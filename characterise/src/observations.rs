@@ -73,20 +73,6 @@ impl Observations {
             .map(|r| r.as_slice())
     }
 
-    /// How far the rounds at a size lie apart, ns: their interquartile range (quartiles
-    /// interpolated; half the range with three rounds), 0 with one round. Not the whole range:
-    /// one round in another of the host's modes (shm's placement here) would widen it past
-    /// every protocol's step, and more rounds would only make that likelier.
-    pub fn spread(&self, pattern: Pattern, size: u64) -> f64 {
-        self.rounds(pattern, size)
-            .map(|r| {
-                let mut v = r.to_vec();
-                v.sort_by(f64::total_cmp);
-                quartile(&v, 0.75) - quartile(&v, 0.25)
-            })
-            .unwrap_or(0.0)
-    }
-
     /// The most rounds any size has.
     pub fn max_rounds(&self) -> usize {
         self.times
@@ -132,17 +118,19 @@ impl Observations {
     }
 }
 
-/// The median of values and their interquartile range (0, 0 with none).
+/// The median of values and their interquartile range (quartiles interpolated: half the range
+/// of three values), 0 and 0 with none. Not the whole range: one round in another of the
+/// host's modes (shm's placement here) would widen that past every protocol's step.
 pub fn median_and_iqr(mut v: Vec<f64>) -> (f64, f64) {
     if v.is_empty() {
         return (0.0, 0.0);
     }
     v.sort_by(f64::total_cmp);
-    (quartile(&v, 0.5), quartile(&v, 0.75) - quartile(&v, 0.25))
+    (quantile(&v, 0.5), quantile(&v, 0.75) - quantile(&v, 0.25))
 }
 
 /// The `q` quantile of sorted values, interpolated between neighbours.
-fn quartile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     let at = q * (sorted.len() - 1) as f64;
     let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
     sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo as f64)
@@ -154,6 +142,8 @@ mod tests {
 
     #[test]
     fn a_size_is_the_median_of_its_rounds_and_keeps_their_spread() {
+        let spread =
+            |o: &Observations| median_and_iqr(o.rounds(Pattern::Pingpong, 8).unwrap().to_vec()).1;
         let mut obs = Observations::new(64);
         for ns in [100.0, 400.0, 110.0] {
             obs.add_round(Pattern::Pingpong, 8, ns);
@@ -161,17 +151,17 @@ mod tests {
         assert_eq!(obs.get(Pattern::Pingpong, 8), Some(110.0));
         assert_eq!(obs.series(Pattern::Pingpong), vec![(8, 110.0)]);
         // Quartiles 105 and 255: half the range with three rounds.
-        assert_eq!(obs.spread(Pattern::Pingpong, 8), 150.0);
+        assert_eq!(spread(&obs), 150.0);
         assert_eq!(obs.max_rounds(), 3);
         // Five rounds, one in another mode: the spread is the other four's.
         let mut five = Observations::new(64);
         for ns in [100.0, 101.0, 900.0, 102.0, 103.0] {
             five.add_round(Pattern::Pingpong, 8, ns);
         }
-        assert_eq!(five.spread(Pattern::Pingpong, 8), 2.0);
+        assert_eq!(spread(&five), 2.0);
         obs.insert(Pattern::Pingpong, 8, 120.0);
         assert_eq!(obs.rounds(Pattern::Pingpong, 8), Some(&[120.0][..]));
-        assert_eq!(obs.spread(Pattern::Pingpong, 8), 0.0);
+        assert_eq!(spread(&obs), 0.0);
         let mut more = Observations::new(64);
         more.add_round(Pattern::Pingpong, 8, 130.0);
         obs.merge(&more);
