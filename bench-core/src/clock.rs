@@ -7,6 +7,21 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// CPU time the calling thread has used, in nanoseconds (CLOCK_THREAD_CPUTIME_ID): what a
+/// stretch of computing cost this thread, however long the host kept it waiting for a core
+/// meanwhile. An emulated node's compute is charged from it (see `Comm::compute`).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given; this clock exists on every
+    // Linux since 2.6.12.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Monotonic nanoseconds since the clock was made.
 ///
 /// Where the CPU has an invariant TSC (`constant_tsc` and `nonstop_tsc`), the clock reads it
@@ -160,6 +175,25 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that sleeps uses no CPU time, and one that works never more than the wall
+    /// clock saw pass.
+    #[test]
+    fn thread_cpu_time_counts_only_this_threads_work() {
+        let (c0, w0) = (thread_cpu_ns(), monotonic_ns());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let slept = thread_cpu_ns() - c0;
+        assert!(slept < 5_000_000, "sleeping used {slept} ns of CPU");
+        let mut x = 1u64;
+        while monotonic_ns() - w0 < 80_000_000 {
+            x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+        }
+        let (worked, wall) = (thread_cpu_ns() - c0, monotonic_ns() - w0);
+        assert!(
+            worked > slept && worked <= wall,
+            "cpu {worked} ns, wall {wall} ns"
+        );
+    }
 
     #[test]
     fn real_clock_is_monotonic_and_advances() {

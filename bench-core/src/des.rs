@@ -1,24 +1,26 @@
-//! A discrete-event scheduler for ranks that are threads: the engine of virtual time.
+//! A discrete-event scheduler for the ranks of an emulated job: the engine of virtual time.
 //!
-//! Every rank has a virtual clock (picoseconds). Exactly one rank thread runs at a time: the
-//! runnable rank with the smallest (clock, rank). A rank calls [`Scheduler::sync`] before
-//! every operation that touches shared model state, so operations happen in virtual-time order
-//! and contention for a shared resource is resolved exactly, whatever the host does. A rank
-//! that has nothing to do [`Scheduler::block`]s until its next event (a frame arriving, a
-//! credit coming back); its clock then moves to that event's time. When every unfinished rank
-//! is blocked with no event pending, nothing can ever happen again: that is a deadlock, and
-//! every rank is told so instead of hanging.
+//! Every rank has a virtual clock (picoseconds). Exactly one rank runs at a time: the runnable
+//! rank with the smallest (clock, rank). A rank calls [`Scheduler::sync`] before every
+//! operation that touches shared model state, so operations happen in virtual-time order and
+//! contention for a shared resource is resolved exactly, whatever the host does. A rank that
+//! has nothing to do [`Scheduler::block`]s until its next event (a frame arriving, a credit
+//! coming back); its clock then moves to that event's time. When every unfinished rank is
+//! blocked with no event pending, nothing can ever happen again: that is a deadlock, and every
+//! rank is told so instead of hanging.
 //!
-//! Handing the turn to another thread spins briefly before parking, since on a small machine
-//! the next rank is usually already waiting on another core; but only while every rank thread
-//! of every scheduler in the process can have a core. Calibrate runs a trial per core, each an
-//! emulated job of its own: four rank threads spinning on two cores spent 90 % of a
-//! calibration waiting for a turn their own spinning kept from coming.
+//! Ranks are user-space tasks of one thread ([`crate::tasks`]): a rank waiting for its turn
+//! parks its task, and handing the turn on unparks the task named, a switch of tens of
+//! nanoseconds. The ranks in line are kept ordered by their key, so choosing the next costs
+//! a logarithm of the rank count, not a look at every rank: a job of a thousand ranks pays
+//! per event about what a job of two does.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
+
+use crate::tasks::{self, TaskId};
 
 /// Virtual time in picoseconds.
 pub type Ps = u64;
@@ -43,46 +45,60 @@ struct RankState {
     events: BinaryHeap<Reverse<Ps>>,
     /// What the rank is waiting for, for the deadlock report.
     waiting_for: String,
+    /// Its place in line: Some(key) while it is in [`State::line`].
+    key: Option<Ps>,
+    /// The task the rank runs as, once it has waited for a turn.
+    task: Option<TaskId>,
 }
 
 struct State {
     ranks: Vec<RankState>,
+    /// (key, rank) of every rank that can run: a runnable rank by its clock, a blocked one by
+    /// its earliest event (never before its clock). The first is the one to run.
+    line: BTreeSet<(Ps, usize)>,
     deadlock: Option<String>,
+}
+
+impl State {
+    /// Puts `rank` in line at `key`, or takes it out (None).
+    fn set_key(&mut self, rank: usize, key: Option<Ps>) {
+        let r = &mut self.ranks[rank];
+        if r.key == key {
+            return;
+        }
+        if let Some(old) = r.key {
+            self.line.remove(&(old, rank));
+        }
+        r.key = key;
+        if let Some(k) = key {
+            self.line.insert((k, rank));
+        }
+    }
+
+    fn blocked_report(&self) -> String {
+        self.ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.status == Status::Blocked)
+            .map(|(i, r)| format!("rank {i} waits for {}", r.waiting_for))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 const NONE: usize = usize::MAX;
 
-/// The scheduler shared by one emulated job's rank threads.
+/// The scheduler shared by one emulated job's ranks.
 pub struct Scheduler {
     state: Mutex<State>,
-    turn: Vec<Condvar>,
     /// Which rank may run (NONE once everyone is finished or deadlocked).
     running: AtomicUsize,
     clocks: Vec<Arc<AtomicU64>>,
 }
 
-/// Rank threads of every scheduler alive in this process: whether a waiting rank may spin.
-static RANKS_ALIVE: AtomicUsize = AtomicUsize::new(0);
-
-/// How long a rank waiting for its turn spins before parking: long while every rank thread in
-/// the process can have a core, not at all once they outnumber the cores (64 ranks spinning on
-/// 2 cores, or two jobs of 2 ranks each, take the cores from the ranks whose turn it is).
-fn spins() -> u32 {
-    spins_for(RANKS_ALIVE.load(Ordering::Relaxed), cores())
-}
-
-fn spins_for(ranks_alive: usize, cores: usize) -> u32 {
-    if ranks_alive <= cores {
-        20_000
-    } else {
-        0
-    }
-}
-
 impl Scheduler {
     /// A scheduler for `n` ranks, all runnable at time 0; rank 0 has the first turn.
     pub fn new(n: usize) -> Arc<Scheduler> {
-        RANKS_ALIVE.fetch_add(n, Ordering::Relaxed);
         Arc::new(Scheduler {
             state: Mutex::new(State {
                 ranks: (0..n)
@@ -90,11 +106,13 @@ impl Scheduler {
                         status: Status::Runnable,
                         events: BinaryHeap::new(),
                         waiting_for: String::new(),
+                        key: Some(0),
+                        task: None,
                     })
                     .collect(),
+                line: (0..n).map(|r| (0, r)).collect(),
                 deadlock: None,
             }),
-            turn: (0..n).map(|_| Condvar::new()).collect(),
             running: AtomicUsize::new(0),
             clocks: (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect(),
         })
@@ -113,7 +131,9 @@ impl Scheduler {
         self.clocks[rank].load(Ordering::Acquire)
     }
 
-    /// Moves `rank`'s clock forward to `t` (never back). Only the running rank does this.
+    /// Moves `rank`'s clock forward to `t` (never back). Only the running rank does this, and
+    /// its place in line follows at its next [`sync`](Self::sync), [`block`](Self::block) or
+    /// [`finish`](Self::finish).
     pub fn advance_to(&self, rank: usize, t: Ps) {
         let c = &self.clocks[rank];
         if t > c.load(Ordering::Relaxed) {
@@ -125,6 +145,10 @@ impl Scheduler {
     pub fn post(&self, rank: usize, t: Ps) {
         let mut st = self.state.lock().unwrap();
         st.ranks[rank].events.push(Reverse(t));
+        if st.ranks[rank].status == Status::Blocked {
+            let key = self.blocked_key(&st.ranks[rank], rank);
+            st.set_key(rank, key);
+        }
     }
 
     /// Waits for `rank`'s first turn.
@@ -142,7 +166,8 @@ impl Scheduler {
             }
             let now = self.now(rank);
             drain_until(&mut st.ranks[rank].events, now);
-            self.pick(&st)
+            st.set_key(rank, Some(now));
+            first(&st)
         };
         if next == rank {
             return Ok(());
@@ -162,29 +187,26 @@ impl Scheduler {
             let now = self.now(rank);
             let r = &mut st.ranks[rank];
             drain_until(&mut r.events, now);
-            if r.events.is_empty() {
-                r.status = Status::Blocked;
-                r.waiting_for.clear();
-                r.waiting_for.push_str(waiting_for);
-            } else {
-                // Something is due: become runnable at that time.
-                let Reverse(t) = *r.events.peek().expect("not empty");
-                self.advance_to(rank, t);
-            }
-            let next = self.pick(&st);
+            let key = match r.events.peek() {
+                None => {
+                    r.status = Status::Blocked;
+                    r.waiting_for.clear();
+                    r.waiting_for.push_str(waiting_for);
+                    None
+                }
+                Some(&Reverse(t)) => {
+                    // Something is due: become runnable at that time.
+                    self.advance_to(rank, t);
+                    Some(t)
+                }
+            };
+            st.set_key(rank, key);
+            let next = first(&st);
             if next == NONE {
-                let report = st
-                    .ranks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| r.status == Status::Blocked)
-                    .map(|(i, r)| format!("rank {i} waits for {}", r.waiting_for))
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                let report = st.blocked_report();
                 st.deadlock = Some(report.clone());
-                drop(st);
                 self.running.store(NONE, Ordering::Release);
-                self.wake_all();
+                wake_all(&st);
                 return Err(DesError::Deadlock(report));
             }
             next
@@ -200,10 +222,11 @@ impl Scheduler {
         let next = {
             let mut st = self.state.lock().unwrap();
             st.ranks[rank].status = Status::Finished;
+            st.set_key(rank, None);
             if st.deadlock.is_some() {
                 return;
             }
-            self.pick(&st)
+            first(&st)
         };
         if next == NONE {
             // Everyone else is finished or blocked forever: let blocked ranks see it.
@@ -211,102 +234,71 @@ impl Scheduler {
             if st.ranks.iter().any(|r| r.status == Status::Blocked) && st.deadlock.is_none() {
                 st.deadlock = Some(format!(
                     "rank {rank} finished while {}",
-                    st.ranks
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| r.status == Status::Blocked)
-                        .map(|(i, r)| format!("rank {i} waits for {}", r.waiting_for))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    st.blocked_report()
                 ));
             }
-            drop(st);
             self.running.store(NONE, Ordering::Release);
-            self.wake_all();
+            wake_all(&st);
         } else {
             self.hand_over(next);
         }
     }
 
-    /// The rank that should run: smallest key (clock for runnable ranks, earliest event for
-    /// blocked ones), ties to the lower rank. Blocked ranks it picks become runnable.
-    fn pick(&self, st: &State) -> usize {
-        let mut best = (u64::MAX, NONE);
-        for (i, r) in st.ranks.iter().enumerate() {
-            let key = match r.status {
-                Status::Finished => continue,
-                Status::Runnable => self.now(i),
-                Status::Blocked => match r.events.peek() {
-                    Some(Reverse(t)) => (*t).max(self.now(i)),
-                    None => continue,
-                },
-            };
-            if (key, i) < best {
-                best = (key, i);
-            }
-        }
-        best.1
+    /// A blocked rank's key: its earliest event, never before its clock; None with no event.
+    fn blocked_key(&self, r: &RankState, rank: usize) -> Option<Ps> {
+        r.events.peek().map(|Reverse(t)| (*t).max(self.now(rank)))
     }
 
     fn hand_over(&self, next: usize) {
-        {
+        let task = {
             let mut st = self.state.lock().unwrap();
             if st.ranks[next].status == Status::Blocked {
                 st.ranks[next].status = Status::Runnable;
                 if let Some(Reverse(t)) = st.ranks[next].events.peek().copied() {
                     self.advance_to(next, t);
                 }
+                let now = self.now(next);
+                st.set_key(next, Some(now));
             }
             self.running.store(next, Ordering::Release);
-        }
-        self.turn[next].notify_one();
-    }
-
-    fn wake_all(&self) {
-        for c in &self.turn {
-            c.notify_all();
+            st.ranks[next].task
+        };
+        // A rank that has not waited yet finds the turn its own when it first looks.
+        if let Some(t) = task {
+            tasks::unpark(t);
         }
     }
 
     fn wait_turn(&self, rank: usize) -> Result<(), DesError> {
-        // Spin first: the hand-over usually comes within microseconds.
-        for i in 0..spins() {
-            let r = self.running.load(Ordering::Acquire);
-            if r == rank {
-                return Ok(());
-            }
-            if r == NONE {
-                break;
-            }
-            if i > 2000 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        let mut st = self.state.lock().unwrap();
         loop {
-            if let Some(d) = &st.deadlock {
-                return Err(DesError::Deadlock(d.clone()));
+            {
+                let mut st = self.state.lock().unwrap();
+                if let Some(d) = &st.deadlock {
+                    return Err(DesError::Deadlock(d.clone()));
+                }
+                if self.running.load(Ordering::Acquire) == rank {
+                    return Ok(());
+                }
+                st.ranks[rank].task = Some(
+                    tasks::current()
+                        .expect("the ranks of an emulated job run as tasks (bench_core::tasks)"),
+                );
             }
-            if self.running.load(Ordering::Acquire) == rank {
-                return Ok(());
-            }
-            st = self.turn[rank].wait(st).unwrap();
+            tasks::park();
         }
     }
 }
 
-impl Drop for Scheduler {
-    fn drop(&mut self) {
-        RANKS_ALIVE.fetch_sub(self.clocks.len(), Ordering::Relaxed);
-    }
+/// The rank first in line, or NONE.
+fn first(st: &State) -> usize {
+    st.line.first().map_or(NONE, |&(_, r)| r)
 }
 
-/// This host's cores, read once.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// Every rank that waits for a turn looks again (and finds the deadlock).
+fn wake_all(st: &State) {
+    for t in st.ranks.iter().filter_map(|r| r.task) {
+        tasks::unpark(t);
+    }
 }
 
 fn drain_until(events: &mut BinaryHeap<Reverse<Ps>>, now: Ps) {
@@ -322,35 +314,23 @@ fn drain_until(events: &mut BinaryHeap<Reverse<Ps>>, now: Ps) {
 mod tests {
     use super::*;
     use std::sync::Mutex as StdMutex;
-    use std::thread;
+
+    fn run_ranks<T>(bodies: Vec<Box<dyn FnOnce() -> T>>) -> Vec<T> {
+        tasks::run_all(bodies)
+    }
 
     /// Each rank advances its clock by `step[rank]` per tick; the order in which ticks run
     /// must be exactly the order of virtual time, ties to the lower rank.
     #[test]
-    fn a_waiting_rank_spins_only_while_every_rank_thread_has_a_core() {
-        assert!(spins_for(2, 2) > 0);
-        // Two jobs of two ranks on two cores (calibrate's parallel trials): park at once.
-        assert_eq!(spins_for(4, 2), 0);
-        assert_eq!(spins_for(64, 2), 0);
-        let before = RANKS_ALIVE.load(Ordering::Relaxed);
-        let s = Scheduler::new(1000);
-        // Other tests' schedulers come and go meanwhile, but none holds a thousand ranks.
-        assert!(RANKS_ALIVE.load(Ordering::Relaxed) >= 1000);
-        assert_eq!(spins(), 0);
-        drop(s);
-        assert!(RANKS_ALIVE.load(Ordering::Relaxed) < before + 1000);
-    }
-
-    #[test]
     fn ranks_run_in_virtual_time_order() {
         let s = Scheduler::new(3);
-        let log = StdMutex::new(Vec::new());
-        let steps = [3u64, 5, 7];
-        thread::scope(|sc| {
-            for (rank, step) in steps.iter().copied().enumerate() {
-                let s = &s;
-                let log = &log;
-                sc.spawn(move || {
+        let log = Arc::new(StdMutex::new(Vec::new()));
+        let bodies: Vec<Box<dyn FnOnce()>> = [3u64, 5, 7]
+            .into_iter()
+            .enumerate()
+            .map(|(rank, step)| {
+                let (s, log) = (s.clone(), log.clone());
+                Box::new(move || {
                     s.enter(rank).unwrap();
                     for _ in 0..10 {
                         s.sync(rank).unwrap();
@@ -359,54 +339,86 @@ mod tests {
                         s.advance_to(rank, t + step);
                     }
                     s.finish(rank);
-                });
-            }
-        });
-        let log = log.into_inner().unwrap();
+                }) as Box<dyn FnOnce()>
+            })
+            .collect();
+        run_ranks(bodies);
+        let log = log.lock().unwrap().clone();
         assert_eq!(log.len(), 30);
         let mut sorted = log.clone();
         sorted.sort();
         assert_eq!(log, sorted, "operations ran out of virtual-time order");
     }
 
+    /// A thousand ranks each take a hundred turns: one task switch per turn, so this is quick
+    /// however many ranks there are, and still in virtual-time order.
+    #[test]
+    fn a_thousand_ranks_take_turns_in_order() {
+        let n = 1000;
+        let s = Scheduler::new(n);
+        let last = Arc::new(StdMutex::new((0u64, 0usize, 0usize)));
+        let bodies: Vec<Box<dyn FnOnce()>> = (0..n)
+            .map(|rank| {
+                let (s, last) = (s.clone(), last.clone());
+                Box::new(move || {
+                    s.enter(rank).unwrap();
+                    for _ in 0..100 {
+                        s.sync(rank).unwrap();
+                        let t = s.now(rank);
+                        let mut l = last.lock().unwrap();
+                        assert!((t, rank) >= (l.0, l.1), "{rank} at {t} ran after {l:?}");
+                        *l = (t, rank, l.2 + 1);
+                        drop(l);
+                        s.advance_to(rank, t + 1 + (rank as u64 * 7919) % 13);
+                    }
+                    s.finish(rank);
+                }) as Box<dyn FnOnce()>
+            })
+            .collect();
+        run_ranks(bodies);
+        assert_eq!(last.lock().unwrap().2, n * 100);
+    }
+
     #[test]
     fn blocking_moves_the_clock_to_the_next_event() {
         let s = Scheduler::new(2);
-        thread::scope(|sc| {
-            let s1 = &s;
-            sc.spawn(move || {
+        let (s0, s1) = (s.clone(), s.clone());
+        let bodies: Vec<Box<dyn FnOnce() -> Ps>> = vec![
+            Box::new(move || {
+                s0.enter(0).unwrap();
+                s0.advance_to(0, 100);
+                s0.post(1, 500);
+                s0.sync(0).unwrap();
+                s0.block(0, "nothing").unwrap_err();
+                s0.now(0)
+            }),
+            Box::new(move || {
                 s1.enter(1).unwrap();
                 // nothing yet: wait; rank 0 posts an event at t=500
                 s1.block(1, "a message").unwrap();
-                assert_eq!(s1.now(1), 500);
+                let t = s1.now(1);
                 s1.finish(1);
-            });
-            s.enter(0).unwrap();
-            s.advance_to(0, 100);
-            s.post(1, 500);
-            s.sync(0).unwrap();
-            s.block(0, "nothing").unwrap_err();
-        });
+                t
+            }),
+        ];
+        assert_eq!(run_ranks(bodies)[1], 500);
     }
 
     #[test]
     fn everyone_waiting_with_nothing_in_flight_is_a_deadlock() {
         let s = Scheduler::new(2);
-        let errs: Vec<String> = thread::scope(|sc| {
-            let hs: Vec<_> = (0..2)
-                .map(|rank| {
-                    let s = &s;
-                    sc.spawn(move || {
-                        s.enter(rank).unwrap();
-                        s.block(rank, &format!("a message from rank {}", 1 - rank))
-                            .unwrap_err()
-                            .to_string()
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        for e in errs {
+        let bodies: Vec<Box<dyn FnOnce() -> String>> = (0..2)
+            .map(|rank| {
+                let s = s.clone();
+                Box::new(move || {
+                    s.enter(rank).unwrap();
+                    s.block(rank, &format!("a message from rank {}", 1 - rank))
+                        .unwrap_err()
+                        .to_string()
+                }) as Box<dyn FnOnce() -> String>
+            })
+            .collect();
+        for e in run_ranks(bodies) {
             assert!(e.contains("deadlock"), "{e}");
             assert!(e.contains("rank 0 waits for a message from rank 1"), "{e}");
         }
@@ -415,20 +427,23 @@ mod tests {
     #[test]
     fn a_rank_finishing_while_its_peer_waits_ends_the_wait() {
         let s = Scheduler::new(2);
-        thread::scope(|sc| {
-            let s1 = &s;
-            let h = sc.spawn(move || {
+        let (s0, s1) = (s.clone(), s.clone());
+        let bodies: Vec<Box<dyn FnOnce() -> String>> = vec![
+            Box::new(move || {
+                s0.enter(0).unwrap();
+                s0.sync(0).unwrap();
+                s0.finish(0);
+                String::new()
+            }),
+            Box::new(move || {
                 s1.enter(1).unwrap();
                 s1.block(1, "a reply").unwrap_err().to_string()
-            });
-            s.enter(0).unwrap();
-            s.sync(0).unwrap();
-            s.finish(0);
-            let e = h.join().unwrap();
-            assert!(
-                e.contains("deadlock") && e.contains("rank 1 waits for a reply"),
-                "{e}"
-            );
-        });
+            }),
+        ];
+        let e = &run_ranks(bodies)[1];
+        assert!(
+            e.contains("deadlock") && e.contains("rank 1 waits for a reply"),
+            "{e}"
+        );
     }
 }

@@ -12,4 +12,5 @@ pub mod machine;
 pub mod measure;
 pub mod size;
 pub mod stats;
+pub mod tasks;
 pub mod tunables;

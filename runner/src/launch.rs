@@ -164,25 +164,26 @@ fn launcher(
     }
 }
 
-/// Ranks as threads of this process (emulated fabrics under their discrete-event scheduler);
-/// their events arrive on an in-process channel.
+/// Ranks as tasks of one thread of this process (emulated fabrics under their discrete-event
+/// scheduler, which lets one rank run at a time); their events arrive on an in-process channel.
 fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
     let spec = Arc::new(JobSpec::of(plan, &[idx]));
-    let mut handles = Vec::new();
-    for b in boots {
-        let spec = spec.clone();
-        let rank = b.rank();
-        let h = std::thread::Builder::new()
-            .name(format!("{}-rank{rank}", fp.def.name))
-            .spawn(move || {
+    let ranks: Vec<_> = boots
+        .into_iter()
+        .map(|b| {
+            let spec = spec.clone();
+            move || {
                 let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                run_reporting(&spec, boot)
-            })
-            .map_err(JobError::Threads)?;
-        handles.push(h);
-    }
+                run_reporting(&spec, boot);
+            }
+        })
+        .collect();
+    let job = std::thread::Builder::new()
+        .name(format!("{}-ranks", fp.def.name))
+        .spawn(move || bench_core::tasks::run(ranks))
+        .map_err(JobError::Threads)?;
     // Events flow until every rank thread has dropped its end of the channel.
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -194,11 +195,23 @@ fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Res
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    for (rank, h) in handles.into_iter().enumerate() {
-        if h.join().is_err() {
+    // The executor itself failing leaves every rank without an outcome.
+    let outcomes = job.join().unwrap_or_else(|_| {
+        (0..plan.ranks)
+            .map(|_| Err(bench_core::tasks::TaskFailure::Stranded))
+            .collect()
+    });
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        if let Err(failure) = outcome {
+            let message = match failure {
+                bench_core::tasks::TaskFailure::Panicked(_) => "the rank panicked",
+                bench_core::tasks::TaskFailure::Stranded => {
+                    "the rank waited for a turn nobody could give it"
+                }
+            };
             c.failures.entry(rank).or_insert_with(|| Reported {
                 stage: "unknown".into(),
-                message: "the rank thread panicked".into(),
+                message: message.into(),
                 secondary: false,
             });
         }

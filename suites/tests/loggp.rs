@@ -7,7 +7,6 @@
 mod common;
 
 use std::sync::Arc;
-use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::measure::Point;
@@ -19,6 +18,7 @@ use suites::{drive, Suite};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
 use transports::header::FrameType;
+use transports::in_process::run_ranks;
 use transports::registry;
 use transports::transport::Counters;
 
@@ -44,23 +44,15 @@ fn run<S: Suite>(
 ) -> (Vec<Point>, Vec<Counters>) {
     let def = registry::find(fabric).unwrap();
     let (boots, _events) = local::group(ranks);
-    let out: Vec<(Points, Counters)> = thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let ctx = FabricContext { boot, settings };
-                    let comm = Comm::new((def.connect)(&ctx).unwrap());
-                    let mut report = Points::default();
-                    drive(suite, &comm, params, &mut report).unwrap();
-                    let counters = comm.counters();
-                    comm.finish().unwrap();
-                    (report, counters)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let out: Vec<(Points, Counters)> = run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let ctx = FabricContext { boot, settings };
+        let comm = Comm::new((def.connect)(&ctx).unwrap());
+        let mut report = Points::default();
+        drive(suite, &comm, params, &mut report).unwrap();
+        let counters = comm.counters();
+        comm.finish().unwrap();
+        (report, counters)
     });
     let counters = out.iter().map(|(_, c)| *c).collect();
     let points = out.into_iter().next().unwrap().0.measured;

@@ -3,16 +3,15 @@
 //! messages: rendezvous data placed on bxi, eager payloads copied on loggp). The virtual-time
 //! results are exact whatever this costs; this is how long a run takes to get them.
 //!
-//! Rank 0 is the bench's thread; rank 1 answers on its own thread: it receives a window into
-//! one buffer and acknowledges it with 8 bytes, until a window starts with `STOP`. The
-//! per-message figures are mostly the scheduler's hand-overs between the two threads: about a
-//! microsecond while each has a core to spin on, tens of microseconds when they must park
-//! (a busy machine), so compare them on the same machine state.
+//! Rank 0 measures; rank 1 receives a window into one buffer and acknowledges it with 8 bytes,
+//! until a window starts with `STOP`. Both are tasks of the bench's thread, as a run's ranks
+//! are, so a hand-over between them is a task switch and a busy machine slows it only as much
+//! as it slows any one thread.
 
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
 
 use bench_core::bootstrap::{local, Bootstrap};
+use bench_core::tasks;
 use bench_core::tunables::Source;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use transports::comm::Comm;
@@ -37,29 +36,23 @@ fn connect(fabric: &str, boot: local::Local) -> Comm {
     Comm::new((def.connect)(&ctx).unwrap())
 }
 
-/// A two-rank job on `fabric` whose rank 1 answers windows of `window` messages of `size`
-/// bytes; rank 0's comm and rank 1's thread.
-fn job(fabric: &'static str, size: usize, window: usize) -> (Comm, JoinHandle<()>) {
-    // Events (none are sent here) go nowhere once the receiver is dropped.
-    let mut boots = local::group(2).0.into_iter();
-    let (b0, b1) = (boots.next().unwrap(), boots.next().unwrap());
-    let answer = thread::spawn(move || {
-        let c = connect(fabric, b1);
-        let mut buf = vec![0u8; size];
-        let ack = [1u8; 8];
-        loop {
-            c.irecv_window(&mut buf, window, 0, 1)
-                .unwrap()
-                .wait()
-                .unwrap();
-            c.send(&ack, 0, 2).unwrap();
-            if buf[0] == STOP {
-                break;
-            }
+/// Rank 1 of a two-rank job: receives windows of `window` messages of `size` bytes into one
+/// buffer and acknowledges each, until a window starts with `STOP`.
+fn answer(fabric: &str, boot: local::Local, size: usize, window: usize) {
+    let c = connect(fabric, boot);
+    let mut buf = vec![0u8; size];
+    let ack = [1u8; 8];
+    loop {
+        c.irecv_window(&mut buf, window, 0, 1)
+            .unwrap()
+            .wait()
+            .unwrap();
+        c.send(&ack, 0, 2).unwrap();
+        if buf[0] == STOP {
+            break;
         }
-        c.finish().unwrap();
-    });
-    (connect(fabric, b0), answer)
+    }
+    c.finish().unwrap();
 }
 
 /// One window from rank 0 and its acknowledgement.
@@ -68,21 +61,32 @@ fn window(c: &Comm, buf: &[u8], n: usize, ack: &mut [u8; 8]) {
     c.recv(ack, 1, 2).unwrap();
 }
 
+/// Rank 0 measures (criterion runs inside its task), rank 1 answers: the two ranks are tasks
+/// of this thread, as a run's are.
 fn bench(c: &mut Criterion, fabric: &'static str, size: usize, n: usize, name: &str) {
-    let (comm, answer) = job(fabric, size, n);
-    let buf = vec![0u8; size];
-    let mut ack = [0u8; 8];
-    let mut g = c.benchmark_group(format!("emulated/{fabric}"));
-    g.throughput(if size >= 1 << 20 {
-        Throughput::Bytes((size * n) as u64)
-    } else {
-        Throughput::Elements(n as u64)
-    });
-    g.bench_function(name, |b| b.iter(|| window(&comm, &buf, n, &mut ack)));
-    g.finish();
-    window(&comm, &vec![STOP; size], n, &mut ack);
-    comm.finish().unwrap();
-    answer.join().unwrap();
+    // Events (none are sent here) go nowhere once the receiver is dropped.
+    let mut boots = local::group(2).0.into_iter();
+    let (b0, b1) = (boots.next().unwrap(), boots.next().unwrap());
+    let measure = move || {
+        let comm = connect(fabric, b0);
+        let buf = vec![0u8; size];
+        let mut ack = [0u8; 8];
+        let mut g = c.benchmark_group(format!("emulated/{fabric}"));
+        g.throughput(if size >= 1 << 20 {
+            Throughput::Bytes((size * n) as u64)
+        } else {
+            Throughput::Elements(n as u64)
+        });
+        g.bench_function(name, |b| b.iter(|| window(&comm, &buf, n, &mut ack)));
+        g.finish();
+        window(&comm, &vec![STOP; size], n, &mut ack);
+        comm.finish().unwrap();
+    };
+    let bodies: Vec<Box<dyn FnOnce() + '_>> = vec![
+        Box::new(measure),
+        Box::new(move || answer(fabric, b1, size, n)),
+    ];
+    tasks::run_all(bodies);
 }
 
 fn per_message(c: &mut Criterion) {

@@ -141,7 +141,7 @@ impl FabricDef {
     }
 }
 
-/// What an emulated fabric ignores: its ranks are threads in virtual time (no placement) and
+/// What an emulated fabric ignores: its ranks are tasks of one thread in virtual time (no placement) and
 /// its wires have no single copy.
 /// Nor does it take `inject_delay_ns`: its models have their own per-message overheads.
 pub const EMULATED_IGNORES: &[&str] = &[

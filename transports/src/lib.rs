@@ -11,6 +11,7 @@ pub mod emulated;
 pub mod engine;
 pub mod error;
 pub mod header;
+pub mod in_process;
 pub mod mpi;
 pub mod order;
 pub mod reach;

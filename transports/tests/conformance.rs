@@ -7,17 +7,17 @@
 mod collective_checks;
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::Source;
 use transports::comm::{Comm, ReduceOp};
 use transports::fabric::{Availability, FabricContext, FabricDef, FabricKind};
+use transports::in_process::run_ranks;
 use transports::registry;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs `body` on `n` thread-ranks of `def`, with `sets` applied to the tunables.
+/// Runs `body` on `n` in-process ranks of `def`, with `sets` applied to the tunables.
 fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
     let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
@@ -31,20 +31,16 @@ fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Co
         .set(&registry, "bind", "none", Source::Cli)
         .unwrap();
     let (boots, _events) = local::group(n);
-    thread::scope(|s| {
-        for b in boots {
-            let settings = &settings;
-            let body = &body;
-            s.spawn(move || {
-                let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                let ctx = FabricContext { boot, settings };
-                let t = (def.connect)(&ctx)
-                    .unwrap_or_else(|e| panic!("{}: connect failed: {e}", def.name));
-                let comm = Comm::new(t);
-                body(&comm);
-                comm.finish().unwrap();
-            });
-        }
+    run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let ctx = FabricContext {
+            boot,
+            settings: &settings,
+        };
+        let t = (def.connect)(&ctx).unwrap_or_else(|e| panic!("{}: connect failed: {e}", def.name));
+        let comm = Comm::new(t);
+        body(&comm);
+        comm.finish().unwrap();
     });
 }
 
@@ -230,7 +226,7 @@ fn every_collective_agrees_with_its_definition_at_every_rank_count() {
     }
 }
 
-/// What connecting `n` thread-ranks of `def` fails with (every rank must fail).
+/// What connecting `n` in-process ranks of `def` fails with (every rank must fail).
 fn connect_error(def: &FabricDef, n: usize) -> String {
     let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
@@ -238,24 +234,15 @@ fn connect_error(def: &FabricDef, n: usize) -> String {
         settings.set(&registry, k, v, Source::Fabric).unwrap();
     }
     let (boots, _events) = local::group(n);
-    let errors: Vec<String> = thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let settings = &settings;
-                s.spawn(move || {
-                    let ctx = FabricContext {
-                        boot: Arc::new(b),
-                        settings,
-                    };
-                    match (def.connect)(&ctx) {
-                        Ok(_) => String::new(),
-                        Err(e) => e.to_string(),
-                    }
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let errors: Vec<String> = run_ranks(def.kind, boots, |b| {
+        let ctx = FabricContext {
+            boot: Arc::new(b),
+            settings: &settings,
+        };
+        match (def.connect)(&ctx) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
     });
     assert!(
         errors.iter().all(|e| !e.is_empty()),

@@ -8,6 +8,7 @@ use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::Source;
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
+use transports::in_process::run_ranks;
 use transports::registry;
 use transports::Result;
 
@@ -30,22 +31,14 @@ fn on<R: Send>(
         settings.set(&registry, k, v, Source::Cli).unwrap();
     }
     let (boots, _events) = local::group(n);
-    thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let settings = &settings;
-                let body = &body;
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let ctx = FabricContext { boot, settings };
-                    let comm = Comm::new((def.connect)(&ctx)?);
-                    let r = body(&comm);
-                    Ok(r)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let ctx = FabricContext {
+            boot,
+            settings: &settings,
+        };
+        let comm = Comm::new((def.connect)(&ctx)?);
+        Ok(body(&comm))
     })
 }
 

@@ -7,12 +7,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::tunables::Source;
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
+use transports::in_process::run_ranks;
 use transports::registry;
 
 /// The system allocator, counting live bytes and their peak.
@@ -77,18 +77,15 @@ fn peak_of(name: &str, body: impl Fn(&Comm) + Sync) -> usize {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     let (boots, _events) = local::group(2);
-    thread::scope(|s| {
-        for b in boots {
-            let settings = &settings;
-            let body = &body;
-            s.spawn(move || {
-                let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                let ctx = FabricContext { boot, settings };
-                let comm = Comm::new((def.connect)(&ctx).unwrap());
-                body(&comm);
-                comm.finish().unwrap();
-            });
-        }
+    run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let ctx = FabricContext {
+            boot,
+            settings: &settings,
+        };
+        let comm = Comm::new((def.connect)(&ctx).unwrap());
+        body(&comm);
+        comm.finish().unwrap();
     });
     PEAK.load(Ordering::Relaxed).saturating_sub(base)
 }

@@ -1,10 +1,11 @@
-//! The bootstrap for ranks that are threads of one process (emulated fabrics, tests).
+//! The bootstrap for ranks of one process: tasks of an emulated job, or threads (tests).
 
 use std::collections::HashMap;
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::{random_hex, Bootstrap, BootstrapError};
+use crate::tasks;
 
 /// The key-value store, and per fence name its (generation, arrivals in this generation).
 type Store = (HashMap<String, String>, HashMap<String, (u64, usize)>);
@@ -16,6 +17,20 @@ struct Shared {
     state: Mutex<Store>,
     changed: Condvar,
     events: Mutex<Option<mpsc::Sender<(usize, String)>>>,
+}
+
+impl Shared {
+    /// Waits up to `timeout` for the store to change. A rank that is a task (an emulated
+    /// job's ranks, all on one thread) lets the others run instead: blocking the thread would
+    /// stop the very ranks it waits for.
+    fn wait<'a>(&'a self, st: MutexGuard<'a, Store>, timeout: Duration) -> MutexGuard<'a, Store> {
+        if tasks::current().is_some() {
+            drop(st);
+            tasks::yield_now();
+            return self.state.lock().unwrap();
+        }
+        self.changed.wait_timeout(st, timeout).unwrap().0
+    }
 }
 
 /// One thread-rank's handle; make a whole group with [`group`].
@@ -81,12 +96,7 @@ impl Bootstrap for Local {
                     after: timeout,
                 });
             }
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap()
-                .0;
+            st = self.shared.wait(st, deadline - now);
         }
     }
 
@@ -113,12 +123,7 @@ impl Bootstrap for Local {
                     after: timeout,
                 });
             }
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap()
-                .0;
+            st = self.shared.wait(st, deadline - now);
         }
     }
 
@@ -169,5 +174,37 @@ mod tests {
         assert_eq!(events.recv().unwrap(), (2, "{}".to_string()));
         assert!(ranks[0].get("nope", Duration::from_millis(10)).is_err());
         assert_eq!(ranks[0].job_id(), ranks[1].job_id());
+    }
+
+    /// Ranks that are tasks of one thread: a wait lets the others run, so they all get
+    /// through the fences; and a fence one rank never reaches times out instead of hanging.
+    #[test]
+    fn tasks_exchange_keys_and_fence_on_one_thread() {
+        let (ranks, _events) = group(3);
+        let bodies: Vec<_> = ranks
+            .into_iter()
+            .map(|b| {
+                move || {
+                    b.put(&format!("k{}", b.rank()), &b.rank().to_string())
+                        .unwrap();
+                    b.fence("f", Duration::from_secs(5)).unwrap();
+                    for r in 0..3 {
+                        assert_eq!(
+                            b.get(&format!("k{r}"), Duration::from_secs(1)).unwrap(),
+                            r.to_string()
+                        );
+                    }
+                    if b.rank() != 2 {
+                        let e = b.fence("g", Duration::from_millis(50)).unwrap_err();
+                        assert!(e.to_string().contains("fence 'g'"), "{e}");
+                    }
+                }
+            })
+            .collect();
+        for r in tasks::run(bodies) {
+            if let Err(tasks::TaskFailure::Panicked(p)) = r {
+                std::panic::resume_unwind(p);
+            }
+        }
     }
 }

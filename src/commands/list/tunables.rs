@@ -272,7 +272,7 @@ mod tests {
         let rows = select(Some("hyperlink")).unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
         assert!(names.contains(&"eager_limit") && names.contains(&"hyperlink.lanes"));
-        // Emulated ranks are threads: no CPU binding, no single copy.
+        // Emulated ranks are tasks of one thread: no CPU binding, no single copy.
         assert!(!names.contains(&"bind") && !names.contains(&"single_copy"));
         assert!(!names.iter().any(|n| n.starts_with("rapidio.")));
         let rx = rows.iter().find(|r| r.name == "rx_thread").unwrap();

@@ -3,13 +3,13 @@
 #![allow(dead_code)]
 
 use std::sync::Arc;
-use std::thread;
 
 use bench_core::bootstrap::{local, Bootstrap};
 use bench_core::measure::{Point, PointKey};
 use suites::{drive, PointSink, Suite, SuiteError};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
+use transports::in_process::run_ranks;
 use transports::registry;
 
 /// Rank 0's report: the points started and measured, in the order handed over.
@@ -40,23 +40,17 @@ pub fn run_on_rapidio<S: Suite<Params = ()>>(suite: &S) -> Points {
     let settings = registry.defaults();
     let def = registry::find("rapidio").unwrap();
     let (boots, _events) = local::group(2);
-    let reports: Vec<Points> = thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let settings = &settings;
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let ctx = FabricContext { boot, settings };
-                    let comm = Comm::new((def.connect)(&ctx).unwrap());
-                    let mut report = Points::default();
-                    drive(suite, &comm, &(), &mut report).unwrap();
-                    comm.finish().unwrap();
-                    report
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let reports: Vec<Points> = run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let ctx = FabricContext {
+            boot,
+            settings: &settings,
+        };
+        let comm = Comm::new((def.connect)(&ctx).unwrap());
+        let mut report = Points::default();
+        drive(suite, &comm, &(), &mut report).unwrap();
+        comm.finish().unwrap();
+        report
     });
     assert!(
         reports[1].measured.is_empty() && reports[1].started.is_empty(),

@@ -4,7 +4,6 @@
 //! computed here, bisection on four ranks, and bad input.
 
 use std::sync::Arc;
-use std::thread;
 
 use crate::common::*;
 use bench_core::bootstrap::{local, Bootstrap};
@@ -13,6 +12,7 @@ use suites::mpptest::{GopOp, MpptestBench, MpptestParams, Test, MPPTEST};
 use suites::{Bench, Suite, SuiteArgs};
 use transports::comm::Comm;
 use transports::fabric::FabricContext;
+use transports::in_process::run_ranks;
 use transports::registry;
 
 /// TI's command line for MPI over Hyperlink, as its guide gives it.
@@ -185,27 +185,24 @@ fn quick_measures_fewer_repetitions_and_stops_when_minima_settle() {
     assert_eq!(batches(&longer), vec![vec![5; 9]; 3]);
 }
 
-/// Runs `f` on every rank of an emulated fabric of `ranks` threads.
+/// Runs `f` on every rank of an emulated fabric of `ranks` ranks.
 fn on_threads<T: Send>(ranks: usize, f: impl Fn(&Comm) -> T + Sync) -> Vec<T> {
     let registry = registry::registry(&[]);
     let settings = registry.defaults();
     let def = registry::find("bxi").unwrap();
     let (boots, _events) = local::group(ranks);
-    thread::scope(|s| {
-        let hs: Vec<_> = boots
-            .into_iter()
-            .map(|b| {
-                let (settings, f) = (&settings, &f);
-                s.spawn(move || {
-                    let boot: Arc<dyn Bootstrap> = Arc::new(b);
-                    let comm = Comm::new((def.connect)(&FabricContext { boot, settings }).unwrap());
-                    let out = f(&comm);
-                    comm.finish().unwrap();
-                    out
-                })
+    run_ranks(def.kind, boots, |b| {
+        let boot: Arc<dyn Bootstrap> = Arc::new(b);
+        let comm = Comm::new(
+            (def.connect)(&FabricContext {
+                boot,
+                settings: &settings,
             })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+            .unwrap(),
+        );
+        let out = f(&comm);
+        comm.finish().unwrap();
+        out
     })
 }
 

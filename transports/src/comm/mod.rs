@@ -197,19 +197,23 @@ impl Comm {
     }
 
     /// Runs `f`, a stretch of computing between communication calls. On a real clock this is
-    /// just `f()`. In virtual time computing would otherwise cost nothing, so its host time is
-    /// measured and the fabric's clock moved on by what the emulated node would take (the
-    /// host's time times the fabric's `compute_scale`): an application kernel on an emulated
-    /// fabric then sees a slow SoC's compute beside the fabric's communication.
+    /// just `f()`. In virtual time computing would otherwise cost nothing, so the stretch is
+    /// timed and the fabric's clock moved on by what the emulated node would take (the host's
+    /// time times the fabric's `compute_scale`): an application kernel on an emulated fabric
+    /// then sees a slow SoC's compute beside the fabric's communication.
+    ///
+    /// The stretch is timed on the thread's CPU clock while no other rank runs (an emulated
+    /// job's ranks are tasks of one thread, one at a time): other ranks and other programs
+    /// on the host take cores, not this rank's time, so the charge is the node's own.
     #[inline]
     pub fn compute<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
         if !self.t.virtual_time() {
             return Ok(f());
         }
-        let start = std::time::Instant::now();
+        let start = bench_core::clock::thread_cpu_ns();
         let r = f();
         self.t
-            .charge_compute(start.elapsed().as_nanos().min(u64::MAX as u128) as u64)?;
+            .charge_compute(bench_core::clock::thread_cpu_ns().saturating_sub(start))?;
         Ok(r)
     }
 

@@ -1,7 +1,7 @@
 //! Emulated fabrics: hardware that is not on this machine, run in virtual time.
 //!
-//! The ranks of an emulated job are threads of one process under the discrete-event scheduler
-//! of `bench_core::des`. Real bytes move through in-process queues; a [`Model`] of the
+//! The ranks of an emulated job are tasks of one thread (`bench_core::tasks`) under the
+//! discrete-event scheduler of `bench_core::des`. Real bytes move through in-process queues; a [`Model`] of the
 //! hardware decides when: what each frame costs the sender's CPU, when it arrives, when the
 //! sender must wait for room (credits), what taking it costs the receiver. The model executes
 //! the hardware's mechanics (segmenting, mailboxes, DMA versus CPU copies, queues, routing
@@ -57,7 +57,14 @@ pub const LIVELOCK_FUTILE: u64 = 100_000;
 /// Frames delivered between two passes in which the models forget credit history no query can
 /// reach: often enough that the history stays short, seldom enough that its cost (a look at
 /// every rank's clock and inbox, and at each credit pool) stays out of the per-message cost.
-const FORGET_EVERY: u32 = 1024;
+/// A job of n ranks may hold a pool per connection, n^2 of them, so it waits at least n^2
+/// frames between passes: at 1024 ranks a pass every 1024 frames cost 95 % of the run.
+const FORGET_EVERY: u64 = 1024;
+
+/// Frames between two forgetting passes in a job of `ranks` ranks.
+fn forget_every(ranks: usize) -> u64 {
+    FORGET_EVERY.max((ranks as u64).saturating_mul(ranks as u64))
+}
 
 /// `NAME=VALUE` of a setting in force, as refusals name it.
 pub(crate) fn shown(s: &Settings, name: &str) -> String {
@@ -169,7 +176,9 @@ struct State {
     /// hold the horizon back.
     gone: Vec<bool>,
     /// Frames delivered since the models last forgot what no query can reach.
-    since_forget: u32,
+    since_forget: u64,
+    /// How many frames go between two such passes ([`forget_every`]).
+    forget_every: u64,
     /// Each rank's last large payload in flight, which the same bytes sent again share.
     copies: Copies,
     order: u64,
@@ -180,11 +189,11 @@ struct State {
 }
 
 impl State {
-    /// A frame was delivered. Every [`FORGET_EVERY`] frames, the model forgets what no query
+    /// A frame was delivered. Every [`forget_every`] frames, the model forgets what no query
     /// can reach any more.
     fn delivered(&mut self, sched: &Scheduler) {
         self.since_forget += 1;
-        if self.since_forget < FORGET_EVERY {
+        if self.since_forget < self.forget_every {
             return;
         }
         self.since_forget = 0;
@@ -251,6 +260,7 @@ impl Shared {
                 placements: Placements::new(),
                 gone: vec![false; ranks],
                 since_forget: 0,
+                forget_every: forget_every(ranks),
                 copies: Copies::new(ranks),
                 order: 0,
                 futile: 0,
@@ -352,7 +362,7 @@ impl Wire for EmuWire {
             single_copy: false,
             virtual_time: true,
             models_rx_thread: true,
-            // The ranks are threads of this process.
+            // The ranks are tasks of this process.
             places_data: true,
         }
     }
@@ -573,7 +583,7 @@ impl Wire for EmuWire {
     fn describe(&self) -> Vec<(String, String)> {
         let mut d = vec![(
             "time".to_string(),
-            "virtual (discrete-event scheduler; ranks are threads)".to_string(),
+            "virtual (discrete-event scheduler; ranks are tasks of one thread)".to_string(),
         )];
         d.extend(self.shared.state.lock().unwrap().model.describe());
         d
@@ -696,30 +706,33 @@ mod tests {
     fn run_stuck(model: Stuck) -> Vec<String> {
         let shared = Shared::new("stuck", 2, Box::new(model));
         let (tx, rx) = std::sync::mpsc::channel();
-        for rank in 0..2 {
-            let shared = shared.clone();
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let mut wire = EmuWire::new(rank, shared).unwrap();
-                let mut sent = rank == 1;
-                let e = loop {
-                    if !sent {
-                        match wire.try_send(1, FragKind::Eager { len: 8 }, &[0; 24], &[0; 8]) {
-                            Ok(ok) => sent = ok,
-                            Err(e) => break e,
+        let ranks: Vec<_> = (0..2)
+            .map(|rank| {
+                let shared = shared.clone();
+                let tx = tx.clone();
+                move || {
+                    let mut wire = EmuWire::new(rank, shared).unwrap();
+                    let mut sent = rank == 1;
+                    let e = loop {
+                        if !sent {
+                            match wire.try_send(1, FragKind::Eager { len: 8 }, &[0; 24], &[0; 8]) {
+                                Ok(ok) => sent = ok,
+                                Err(e) => break e,
+                            }
                         }
-                    }
-                    if let Err(e) = wire.poll(&mut |_, _| Ok(())) {
-                        break e;
-                    }
-                    if let Err(e) = wire.idle(1) {
-                        break e;
-                    }
-                };
-                drop(wire);
-                let _ = tx.send((rank, e.to_string()));
-            });
-        }
+                        if let Err(e) = wire.poll(&mut |_, _| Ok(())) {
+                            break e;
+                        }
+                        if let Err(e) = wire.idle(1) {
+                            break e;
+                        }
+                    };
+                    drop(wire);
+                    let _ = tx.send((rank, e.to_string()));
+                }
+            })
+            .collect();
+        std::thread::spawn(move || bench_core::tasks::run(ranks));
         let mut errs = vec![String::new(); 2];
         for _ in 0..2 {
             let (rank, e) = rx
@@ -768,6 +781,13 @@ mod tests {
             errs[0].contains("refusals and retries in a row and no frame carried (rank 0 waits to send to rank 1: room that never comes)"),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn a_larger_job_forgets_less_often() {
+        assert_eq!(forget_every(2), FORGET_EVERY);
+        assert_eq!(forget_every(32), FORGET_EVERY);
+        assert_eq!(forget_every(1024), 1 << 20);
     }
 
     #[test]

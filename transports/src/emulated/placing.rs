@@ -11,7 +11,7 @@
 //! nothing a correct program can see, and the models only ever see sizes, kinds and addresses.
 //! Eager data cannot be placed (its receive may not be posted yet): it is still copied.
 //!
-//! The ranks are threads of one process, so the buffer a CTS names is addressable by the
+//! The ranks are tasks of one process, so the buffer a CTS names is addressable by the
 //! sender's thread. The wire writes only inside a buffer a CTS it carried announced, never more
 //! bytes than that CTS asked for, and never into a rank whose wire is gone (it forgets that
 //! rank's buffers and places nothing for it).
