@@ -45,7 +45,7 @@ struct RankState {
     events: BinaryHeap<Reverse<Ps>>,
     /// What the rank is waiting for, for the deadlock report.
     waiting_for: String,
-    /// Its place in line: Some(key) while it is in [`State::line`].
+    /// Its place in line: Some(key) while it is in [`State::line`] (never while it runs).
     key: Option<Ps>,
     /// The task the rank runs as, once it has waited for a turn.
     task: Option<TaskId>,
@@ -53,8 +53,10 @@ struct RankState {
 
 struct State {
     ranks: Vec<RankState>,
-    /// (key, rank) of every rank that can run: a runnable rank by its clock, a blocked one by
-    /// its earliest event (never before its clock). The first is the one to run.
+    /// (key, rank) of every rank that can run but is not running: a runnable rank by its
+    /// clock, a blocked one by its earliest event (never before its clock). The running rank
+    /// runs on while it is ahead of the first, and then takes its place in line: most calls
+    /// leave the line untouched.
     line: BTreeSet<(Ps, usize)>,
     deadlock: Option<String>,
 }
@@ -86,6 +88,7 @@ impl State {
     }
 }
 
+/// `running` once no rank may run (all finished, or deadlocked).
 const NONE: usize = usize::MAX;
 
 /// The scheduler shared by one emulated job's ranks.
@@ -102,15 +105,15 @@ impl Scheduler {
         Arc::new(Scheduler {
             state: Mutex::new(State {
                 ranks: (0..n)
-                    .map(|_| RankState {
+                    .map(|r| RankState {
                         status: Status::Runnable,
                         events: BinaryHeap::new(),
                         waiting_for: String::new(),
-                        key: Some(0),
+                        key: (r > 0).then_some(0),
                         task: None,
                     })
                     .collect(),
-                line: (0..n).map(|r| (0, r)).collect(),
+                line: (1..n).map(|r| (0, r)).collect(),
                 deadlock: None,
             }),
             running: AtomicUsize::new(0),
@@ -131,9 +134,8 @@ impl Scheduler {
         self.clocks[rank].load(Ordering::Acquire)
     }
 
-    /// Moves `rank`'s clock forward to `t` (never back). Only the running rank does this, and
-    /// its place in line follows at its next [`sync`](Self::sync), [`block`](Self::block) or
-    /// [`finish`](Self::finish).
+    /// Moves `rank`'s clock forward to `t` (never back). Only the running rank does this; it
+    /// is out of line while it runs, so nothing else needs to know.
     pub fn advance_to(&self, rank: usize, t: Ps) {
         let c = &self.clocks[rank];
         if t > c.load(Ordering::Relaxed) {
@@ -159,27 +161,30 @@ impl Scheduler {
     /// Lets any rank that is behind `rank` in virtual time run first; returns when `rank` is
     /// the earliest again. Events of `rank` at or before its clock are consumed.
     pub fn sync(&self, rank: usize) -> Result<(), DesError> {
-        let next = {
+        let task = {
             let mut st = self.state.lock().unwrap();
             if let Some(d) = &st.deadlock {
                 return Err(DesError::Deadlock(d.clone()));
             }
             let now = self.now(rank);
             drain_until(&mut st.ranks[rank].events, now);
-            st.set_key(rank, Some(now));
-            first(&st)
+            match self.behind(&st, rank) {
+                // Still the earliest: carry on without touching the line.
+                None => return Ok(()),
+                Some(next) => {
+                    st.set_key(rank, Some(now));
+                    self.give_turn(&mut st, next)
+                }
+            }
         };
-        if next == rank {
-            return Ok(());
-        }
-        self.hand_over(next);
+        wake(task);
         self.wait_turn(rank)
     }
 
     /// Blocks `rank` until its next event; its clock moves to that event's time. `waiting_for`
     /// names what it waits for, for the deadlock report.
     pub fn block(&self, rank: usize, waiting_for: &str) -> Result<(), DesError> {
-        let next = {
+        let task = {
             let mut st = self.state.lock().unwrap();
             if let Some(d) = &st.deadlock {
                 return Err(DesError::Deadlock(d.clone()));
@@ -187,61 +192,71 @@ impl Scheduler {
             let now = self.now(rank);
             let r = &mut st.ranks[rank];
             drain_until(&mut r.events, now);
-            let key = match r.events.peek() {
+            match r.events.peek() {
+                Some(&Reverse(t)) => {
+                    // Something is due: become runnable at that time, and run on unless a
+                    // rank is earlier.
+                    self.advance_to(rank, t);
+                    match self.behind(&st, rank) {
+                        None => return Ok(()),
+                        Some(next) => {
+                            st.set_key(rank, Some(t));
+                            self.give_turn(&mut st, next)
+                        }
+                    }
+                }
                 None => {
                     r.status = Status::Blocked;
                     r.waiting_for.clear();
                     r.waiting_for.push_str(waiting_for);
-                    None
+                    match first(&st) {
+                        Some(next) => self.give_turn(&mut st, next),
+                        None => {
+                            let report = st.blocked_report();
+                            st.deadlock = Some(report.clone());
+                            self.running.store(NONE, Ordering::Release);
+                            wake_all(&st);
+                            return Err(DesError::Deadlock(report));
+                        }
+                    }
                 }
-                Some(&Reverse(t)) => {
-                    // Something is due: become runnable at that time.
-                    self.advance_to(rank, t);
-                    Some(t)
-                }
-            };
-            st.set_key(rank, key);
-            let next = first(&st);
-            if next == NONE {
-                let report = st.blocked_report();
-                st.deadlock = Some(report.clone());
-                self.running.store(NONE, Ordering::Release);
-                wake_all(&st);
-                return Err(DesError::Deadlock(report));
             }
-            next
         };
-        if next != rank {
-            self.hand_over(next);
-        }
+        wake(task);
         self.wait_turn(rank)
     }
 
     /// `rank` has finished; the turn passes on.
     pub fn finish(&self, rank: usize) {
-        let next = {
+        let task = {
             let mut st = self.state.lock().unwrap();
             st.ranks[rank].status = Status::Finished;
             st.set_key(rank, None);
             if st.deadlock.is_some() {
                 return;
             }
-            first(&st)
-        };
-        if next == NONE {
-            // Everyone else is finished or blocked forever: let blocked ranks see it.
-            let mut st = self.state.lock().unwrap();
-            if st.ranks.iter().any(|r| r.status == Status::Blocked) && st.deadlock.is_none() {
-                st.deadlock = Some(format!(
-                    "rank {rank} finished while {}",
-                    st.blocked_report()
-                ));
+            match first(&st) {
+                Some(next) => self.give_turn(&mut st, next),
+                None => {
+                    // Everyone else is finished or blocked forever: let blocked ranks see it.
+                    if st.ranks.iter().any(|r| r.status == Status::Blocked) {
+                        let report = format!("rank {rank} finished while {}", st.blocked_report());
+                        st.deadlock = Some(report);
+                    }
+                    self.running.store(NONE, Ordering::Release);
+                    wake_all(&st);
+                    None
+                }
             }
-            self.running.store(NONE, Ordering::Release);
-            wake_all(&st);
-        } else {
-            self.hand_over(next);
-        }
+        };
+        wake(task);
+    }
+
+    /// The rank that should run before the running `rank` (at its clock now), if any: the
+    /// first in line when it is earlier, ties to the lower rank.
+    fn behind(&self, st: &State, rank: usize) -> Option<usize> {
+        let (k, r) = *st.line.first()?;
+        ((k, r) < (self.now(rank), rank)).then_some(r)
     }
 
     /// A blocked rank's key: its earliest event, never before its clock; None with no event.
@@ -249,24 +264,19 @@ impl Scheduler {
         r.events.peek().map(|Reverse(t)| (*t).max(self.now(rank)))
     }
 
-    fn hand_over(&self, next: usize) {
-        let task = {
-            let mut st = self.state.lock().unwrap();
-            if st.ranks[next].status == Status::Blocked {
-                st.ranks[next].status = Status::Runnable;
-                if let Some(Reverse(t)) = st.ranks[next].events.peek().copied() {
-                    self.advance_to(next, t);
-                }
-                let now = self.now(next);
-                st.set_key(next, Some(now));
+    /// Makes `next` (in line) the running rank: out of line, runnable, its clock at its event
+    /// if it was blocked. Returns its task, to unpark once the lock is released.
+    fn give_turn(&self, st: &mut State, next: usize) -> Option<TaskId> {
+        st.set_key(next, None);
+        let r = &mut st.ranks[next];
+        if r.status == Status::Blocked {
+            r.status = Status::Runnable;
+            if let Some(Reverse(t)) = r.events.peek().copied() {
+                self.advance_to(next, t);
             }
-            self.running.store(next, Ordering::Release);
-            st.ranks[next].task
-        };
-        // A rank that has not waited yet finds the turn its own when it first looks.
-        if let Some(t) = task {
-            tasks::unpark(t);
         }
+        self.running.store(next, Ordering::Release);
+        r.task
     }
 
     fn wait_turn(&self, rank: usize) -> Result<(), DesError> {
@@ -289,9 +299,17 @@ impl Scheduler {
     }
 }
 
-/// The rank first in line, or NONE.
-fn first(st: &State) -> usize {
-    st.line.first().map_or(NONE, |&(_, r)| r)
+/// The rank first in line.
+fn first(st: &State) -> Option<usize> {
+    st.line.first().map(|&(_, r)| r)
+}
+
+/// Unparks the task given the turn; a rank that has not waited yet finds the turn its own
+/// when it first looks.
+fn wake(task: Option<TaskId>) {
+    if let Some(t) = task {
+        tasks::unpark(t);
+    }
 }
 
 /// Every rank that waits for a turn looks again (and finds the deadlock).
