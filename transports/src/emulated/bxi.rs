@@ -302,10 +302,7 @@ impl Model for Bxi {
         vec![
             ("bxi.link_mbps".into(), format!("{:.0}", self.p.link_mbps)),
             ("bxi.failed_acks".into(), self.failed_acks.to_string()),
-            (
-                "bxi.ranks_per_node".into(),
-                self.ranks_per_node.to_string(),
-            ),
+            ("bxi.ranks_per_node".into(), self.ranks_per_node.to_string()),
             ("bxi.topology".into(), self.tree.describe()),
         ]
     }

@@ -283,9 +283,11 @@ impl Model for RapidIo {
                     + self.p.doorbell;
                 // The doorbell holds the receiver's port into the switch.
                 let ports = self.ports(f.src, f.dst);
-                let (_, end) =
-                    self.switch
-                        .reserve(&ports[..ports.len().min(1)], t, transfer(2, self.p.link_mbps));
+                let (_, end) = self.switch.reserve(
+                    &ports[..ports.len().min(1)],
+                    t,
+                    transfer(2, self.p.link_mbps),
+                );
                 Ok(Offer::Sent {
                     sender_free: t,
                     arrival: end + self.p.latency,

@@ -111,7 +111,11 @@ impl Topology {
 
     /// The links from node `a` to node `b` (none within one node).
     pub fn route(&self, a: usize, b: usize) -> Route {
-        assert!(a < self.nodes && b < self.nodes, "route {a}->{b} outside {} nodes", self.nodes);
+        assert!(
+            a < self.nodes && b < self.nodes,
+            "route {a}->{b} outside {} nodes",
+            self.nodes
+        );
         if a == b {
             return Route::default();
         }
@@ -130,7 +134,11 @@ impl Topology {
     fn ring_route(&self, a: usize, b: usize) -> Route {
         let n = self.nodes;
         let cw = (b + n - a) % n;
-        let (steps, forward) = if cw <= n - cw { (cw, true) } else { (n - cw, false) };
+        let (steps, forward) = if cw <= n - cw {
+            (cw, true)
+        } else {
+            (n - cw, false)
+        };
         let mut links = Vec::with_capacity(steps);
         let mut via = Vec::with_capacity(steps.saturating_sub(1));
         let mut at = a;
@@ -319,7 +327,15 @@ mod tests {
 
     #[test]
     fn a_job_larger_than_the_tree_is_refused() {
-        let e = Topology::new(Shape::FatTree { radix: 4, levels: 2 }, 9, 0).unwrap_err();
+        let e = Topology::new(
+            Shape::FatTree {
+                radix: 4,
+                levels: 2,
+            },
+            9,
+            0,
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             TooLarge {
@@ -329,7 +345,15 @@ mod tests {
                 nodes: 9
             }
         );
-        assert!(Topology::new(Shape::FatTree { radix: 4, levels: 2 }, 8, 0).is_ok());
+        assert!(Topology::new(
+            Shape::FatTree {
+                radix: 4,
+                levels: 2
+            },
+            8,
+            0
+        )
+        .is_ok());
     }
 
     #[test]
