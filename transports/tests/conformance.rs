@@ -226,6 +226,39 @@ fn every_collective_agrees_with_its_definition_at_every_rank_count() {
     }
 }
 
+/// Emulated fabrics with several ranks on a node (sharing its NIC and links, some messages
+/// staying within a node) and at the rank counts jobs scale to, where their topologies route
+/// through rings of many nodes and fat trees of several levels.
+#[test]
+fn emulated_collectives_agree_with_ranks_sharing_nodes_and_at_scale() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for def in testable() {
+        if def.kind != FabricKind::Emulated {
+            continue;
+        }
+        let per_node = format!("{}.ranks_per_node", def.name);
+        for (n, k) in [(2, "2"), (5, "2"), (8, "3"), (8, "8")] {
+            on_fabric(def, n, &[(per_node.as_str(), k)], |c| {
+                collective_checks::all(c, def.name)
+            });
+        }
+        on_fabric(def, 64, &[], |c| collective_checks::all(c, def.name));
+        // bxi's default tree puts 64 ranks on three leaves: a small one puts them on three
+        // levels.
+        if def.name == "bxi" {
+            let small = [("bxi.switch_radix", "4"), ("bxi.tree_levels", "6")];
+            on_fabric(def, 64, &small, |c| collective_checks::all(c, def.name));
+        }
+        on_fabric(def, 256, &[], |c| {
+            let mut sum = [0i64];
+            c.allreduce(&[c.rank() as i64], &mut sum, ReduceOp::Sum)
+                .unwrap();
+            assert_eq!(sum, [256 * 255 / 2], "{} at 256 ranks", def.name);
+            c.barrier().unwrap();
+        });
+    }
+}
+
 /// What connecting `n` in-process ranks of `def` fails with (every rank must fail).
 fn connect_error(def: &FabricDef, n: usize) -> String {
     let registry = registry::registry(&[]);

@@ -110,11 +110,53 @@ fn misaligned_buffers_cost_a_bounce_copy_on_rapidio() {
 }
 
 #[test]
-fn hyperlink_refuses_topologies_it_does_not_have() {
+fn a_hyperlink_ring_of_any_size_goes_the_shortest_way_round() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = on("hyperlink", 5, &[], |_| ());
-    let err = r.into_iter().find_map(|x| x.err()).unwrap().to_string();
-    assert!(err.contains("2, 3 (fully connected) or 4 (ring)"), "{err}");
+    // 8 nodes: rank 0's peers 1 and 7 are neighbours, 2 and 6 two away (through one node's
+    // memory), 3 and 5 three away, 4 four away either way.
+    let r = on("hyperlink", 8, &[], |c| {
+        (1..8)
+            .map(|peer| {
+                // The first round trips wait for the peer to leave the barrier.
+                pingpong(c, peer, 8, 0);
+                let t = pingpong(c, peer, 8, 0);
+                c.barrier().unwrap();
+                t
+            })
+            .collect::<Vec<_>>()
+    });
+    let t = r[0].as_ref().unwrap();
+    eprintln!("hyperlink 8-ring, 8 B one way to ranks 1..7: {t:?} ns");
+    // Either way round is as far: the same time (to the ns the clock is read in).
+    for (a, b) in [(0, 6), (1, 5), (2, 4)] {
+        assert!(
+            t[a].abs_diff(t[b]) <= 1,
+            "peers {} and {}: {t:?}",
+            a + 1,
+            b + 1
+        );
+    }
+    assert!(t[0] < t[1] && t[1] < t[2] && t[2] < t[3], "{t:?}");
+    // Four ranks on a ring of two nodes: rank 0 and 1 share node 0, whose peer is node 1.
+    let r = on("hyperlink", 4, &[("hyperlink.ranks_per_node", "2")], |c| {
+        pingpong(c, 1, 8, 0);
+        let within = pingpong(c, 1, 8, 0);
+        c.barrier().unwrap();
+        pingpong(c, 2, 8, 0);
+        let across = pingpong(c, 2, 8, 0);
+        c.barrier().unwrap();
+        (within, across, c.describe())
+    });
+    let (within, across, facts) = r[0].as_ref().unwrap();
+    assert!(
+        within < across,
+        "within a node {within} ns, across {across} ns"
+    );
+    assert!(
+        facts.contains(&("hyperlink.topology".into(), "2 nodes, one link".into()))
+            && facts.contains(&("hyperlink.ranks_per_node".into(), "2".into())),
+        "{facts:?}"
+    );
 }
 
 #[test]

@@ -17,3 +17,4 @@ mod progress;
 mod read_back;
 mod shm;
 pub(crate) mod tcp;
+mod topology;

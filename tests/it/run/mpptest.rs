@@ -3,16 +3,13 @@
 //! machine), `-quick` stopping once the minima settle, collectives checked against sums
 //! computed here, bisection on four ranks, and bad input.
 
-use std::sync::Arc;
 
 use crate::common::*;
-use bench_core::bootstrap::{local, Bootstrap};
 use suites::mpptest::gop::GopBench;
 use suites::mpptest::{GopOp, MpptestBench, MpptestParams, Test, MPPTEST};
 use suites::{Bench, Suite, SuiteArgs};
 use transports::comm::Comm;
-use transports::fabric::FabricContext;
-use transports::in_process::run_ranks;
+use transports::in_process::on_comms;
 use transports::registry;
 
 /// TI's command line for MPI over Hyperlink, as its guide gives it.
@@ -185,25 +182,14 @@ fn quick_measures_fewer_repetitions_and_stops_when_minima_settle() {
     assert_eq!(batches(&longer), vec![vec![5; 9]; 3]);
 }
 
-/// Runs `f` on every rank of an emulated fabric of `ranks` ranks.
-fn on_threads<T: Send>(ranks: usize, f: impl Fn(&Comm) -> T + Sync) -> Vec<T> {
+/// Runs `f` on every rank of a bxi job of `ranks` ranks.
+fn on_bxi<T: Send>(ranks: usize, f: impl Fn(&Comm) -> T + Sync) -> Vec<T> {
     let registry = registry::registry(&[]);
-    let settings = registry.defaults();
     let def = registry::find("bxi").unwrap();
-    let (boots, _events) = local::group(ranks);
-    run_ranks(def.kind, boots, |b| {
-        let boot: Arc<dyn Bootstrap> = Arc::new(b);
-        let comm = Comm::new(
-            (def.connect)(&FabricContext {
-                boot,
-                settings: &settings,
-            })
-            .unwrap(),
-        );
-        let out = f(&comm);
-        comm.finish().unwrap();
-        out
-    })
+    on_comms(def, &registry.defaults(), ranks, f)
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect()
 }
 
 fn gop_params(op: &str) -> MpptestParams {
@@ -235,7 +221,7 @@ fn gop_dsum_and_colx_equal_a_reference_computed_here() {
     let ranks = 3;
     let p = gop_params("dsum");
     assert_eq!(p.test, Test::Gop { op: GopOp::Dsum });
-    let got = on_threads(ranks, |c| gop_result(c, &p, |g| g.dsum_result().to_vec()));
+    let got = on_bxi(ranks, |c| gop_result(c, &p, |g| g.dsum_result().to_vec()));
     // iteration 2's sum over ranks r of (r+1)/2 + k mod 7 + 2/4
     let want: Vec<f64> = (0..37)
         .map(|k| {
@@ -248,7 +234,7 @@ fn gop_dsum_and_colx_equal_a_reference_computed_here() {
         assert_eq!(g, &want);
     }
     let p = gop_params("colx");
-    let got = on_threads(ranks, |c| gop_result(c, &p, |g| g.int_result().to_vec()));
+    let got = on_bxi(ranks, |c| gop_result(c, &p, |g| g.int_result().to_vec()));
     // every rank's 37 ints, (r+1)*3 + k mod 11 + 2, in rank order
     let want: Vec<i32> = (0..ranks as i32)
         .flat_map(|r| (0..37).map(move |k| (r + 1) * 3 + k % 11 + 2))

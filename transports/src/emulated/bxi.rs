@@ -10,7 +10,10 @@
 //! sender puts the data straight into it in fragments of `rndv_fragment_size`, at most
 //! `max_rndv_reqs` outstanding; matching happens in the NIC, so the receiving host only sees
 //! the completion. The NIC handles `nic_message_ns` per message; each link direction carries
-//! `link_gbps`.
+//! `link_gbps`. Nodes sit in a fat tree of `switch_radix`-port switches in `tree_levels`
+//! levels: a put holds every link of its way up and down (cut-through), and each switch
+//! beyond the first adds `hop_latency_ns`. Ranks share a node (`ranks_per_node`): its NIC and
+//! its link into the tree; two ranks of one node cross no link.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +21,7 @@ use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
 use super::card::BuiltinCard;
+use super::topology::{node_of, nodes_for, Shape, Topology};
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::engine::EngineConfig;
 use crate::error::Result;
@@ -90,7 +94,9 @@ struct Params {
 
 pub struct Bxi {
     p: Params,
-    links: BTreeMap<(usize, usize), Resource>,
+    ranks_per_node: usize,
+    tree: Topology,
+    /// Each node's NIC.
     nic: Vec<Resource>,
     sendq: BTreeMap<(usize, usize), Credits>,
     recvq: BTreeMap<(usize, usize), Credits>,
@@ -115,10 +121,27 @@ impl Bxi {
             copy_mbps: s.get_by_runtime_name::<f64>("bxi.copy_mbps"),
             retry: ns(s.get_by_runtime_name::<f64>("bxi.retry_ns")),
         };
+        let ranks_per_node = s.get_by_runtime_name::<i64>("bxi.ranks_per_node").max(1) as usize;
+        let nodes = nodes_for(n, ranks_per_node);
+        let shape = Shape::FatTree {
+            radix: s.get_by_runtime_name::<i64>("bxi.switch_radix") as usize,
+            levels: s.get_by_runtime_name::<i64>("bxi.tree_levels") as usize,
+        };
+        let hop = ns(s.get_by_runtime_name::<f64>("bxi.hop_latency_ns"));
+        let tree = Topology::new(shape, nodes, hop).map_err(|e| {
+            crate::error::TransportError::Config(format!(
+                "-n {n}: {e}; {}, {} and {} hold at most -n {}: raise bxi.switch_radix or bxi.tree_levels, or use fewer ranks",
+                super::shown(s, "bxi.switch_radix"),
+                super::shown(s, "bxi.tree_levels"),
+                super::shown(s, "bxi.ranks_per_node"),
+                e.capacity.saturating_mul(ranks_per_node)
+            ))
+        })?;
         Ok(Box::new(Bxi {
             p,
-            links: BTreeMap::new(),
-            nic: vec![Resource::default(); n],
+            ranks_per_node,
+            tree,
+            nic: vec![Resource::default(); nodes],
             sendq: BTreeMap::new(),
             recvq: BTreeMap::new(),
             rndvq: BTreeMap::new(),
@@ -138,18 +161,22 @@ impl Bxi {
         window: usize,
     ) -> (Ps, Vec<Ps>) {
         let mut arrivals: Vec<Ps> = Vec::with_capacity(sizes.len());
+        let (a, z) = (
+            node_of(src, self.ranks_per_node),
+            node_of(dst, self.ranks_per_node),
+        );
+        let route = self.tree.route(a, z);
+        let hops = self.tree.hop_latency(&route);
         for (j, &b) in sizes.iter().enumerate() {
             if j >= window {
                 t = t.max(arrivals[j - window] + self.p.latency);
             }
             t += self.p.put;
-            let (_, nic_done) = self.nic[src].reserve(t, self.p.nic);
+            let (_, nic_done) = self.nic[a].reserve(t, self.p.nic);
             let (_, end) = self
-                .links
-                .entry((src, dst))
-                .or_default()
-                .reserve(nic_done, transfer(b, self.p.link_mbps));
-            arrivals.push(end + self.p.latency);
+                .tree
+                .reserve(&route.links, nic_done, transfer(b, self.p.link_mbps));
+            arrivals.push(end + self.p.latency + hops);
         }
         (t, arrivals)
     }
@@ -275,6 +302,8 @@ impl Model for Bxi {
         vec![
             ("bxi.link_mbps".into(), format!("{:.0}", self.p.link_mbps)),
             ("bxi.failed_acks".into(), self.failed_acks.to_string()),
+            ("bxi.ranks_per_node".into(), self.ranks_per_node.to_string()),
+            ("bxi.topology".into(), self.tree.describe()),
         ]
     }
 }

@@ -1,6 +1,6 @@
 //! The Hyperlink model: TI KeyStone II Hyperlink as TI's hlink BTL drives it.
 //!
-//! One rank per node. For every fragment the sender copies the data into one physically
+//! For every fragment the sender copies the data into one physically
 //! contiguous scratch area, moves it into the receiver's window by CPU remote writes (below
 //! `dma_threshold`) or by EDMA (set-up cost, link-rate transfer), waits for that to finish
 //! (the scratch area is single), and posts a mail. The window and mailbox hold 32 fragments;
@@ -9,9 +9,14 @@
 //! fragment into its destination as it lands, sharing the rank's core; with it off, the
 //! progress engine drains a message only when all its fragments are in, so a message larger
 //! than the window can never complete: the model reports that limit instead of hanging.
-//! Topologies: 2 nodes, 3 fully connected, or a 4-node ring whose diagonal traffic lands in
-//! the middle node's memory (mapped by both its ports, no software there) and is pulled over
-//! the second link by the receiver: 1->3 via 2, 3->1 via 4, 2->4 via 3, 4->2 via 1.
+//! Topologies: 2 nodes, 3 fully connected, or a ring (TI's BTL has the 4-node one) whose
+//! traffic to a node two away lands in the middle node's memory (mapped by both its ports, no
+//! software there) and is pulled over the second link by the receiver: 1->3 via 2, 3->1 via 4,
+//! 2->4 via 3, 4->2 via 1. Rings of more nodes are this model's extension (no such hardware
+//! is published): traffic further away is forwarded cut-through over the links between the
+//! first and the last node it passes, `hop_latency_ns` per node beyond the first, and pulled
+//! from the last. Ranks share a node (`ranks_per_node`); two ranks of one node exchange
+//! through its memory by local copies, crossing no link.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +24,7 @@ use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
 use super::card::BuiltinCard;
+use super::topology::{node_of, nodes_for, Shape, Topology};
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::{Result, TransportError};
 use crate::fabric::{EAGER_LIMIT, FRAG_SIZE, RX_THREAD};
@@ -58,10 +64,22 @@ struct Params {
     memory_mbps: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a fragment between two nodes goes: straight over one link (or none, within a node),
+/// or through the memory of the nodes between.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
-    Direct,
-    Via(usize),
+    /// Over the link, if the nodes differ.
+    Direct(Option<usize>),
+    /// Pushed over `first` into node `into`'s memory, forwarded over `middle` (a ring of more
+    /// than four nodes) to node `from`, pulled from there over `last`, with `hops` latency.
+    Via {
+        first: usize,
+        into: usize,
+        middle: Vec<usize>,
+        from: usize,
+        last: usize,
+        hops: Ps,
+    },
 }
 
 /// Window and mailbox occupancy of one ordered pair.
@@ -74,8 +92,8 @@ struct Pair {
 
 pub struct Hyperlink {
     p: Params,
-    n: usize,
-    links: BTreeMap<(usize, usize), Resource>,
+    ranks_per_node: usize,
+    topo: Topology,
     edma: Vec<Resource>,
     memory: Vec<Resource>,
     pairs: BTreeMap<(usize, usize), Pair>,
@@ -168,23 +186,8 @@ fn switch_reach(name: &str, s: &Settings) -> crate::reach::Reach {
     }
 }
 
-/// The topologies TI's hlink BTL supports: one rank on each of 2, 3 or 4 nodes.
-fn check_ranks(n: usize) -> std::result::Result<(), crate::Refusal> {
-    if (2..=4).contains(&n) {
-        Ok(())
-    } else {
-        Err(crate::Refusal::Ranks {
-            ranks: n,
-            why: format!(
-                "hyperlink connects 2, 3 (fully connected) or 4 (ring) nodes with one rank each; got -n {n}"
-            ),
-        })
-    }
-}
-
 impl Hyperlink {
     pub fn build(s: &Settings, n: usize) -> Result<Box<dyn Model>> {
-        check_ranks(n).map_err(|e| TransportError::Config(e.to_string()))?;
         let line_mbps = s.get_by_runtime_name::<i64>("hyperlink.lanes") as f64
             * s.get_by_runtime_name::<f64>("hyperlink.gbaud")
             * 1e3
@@ -213,23 +216,43 @@ impl Hyperlink {
             recv_ovh: ns(s.get_by_runtime_name::<f64>("hyperlink.recv_overhead_ns")),
             memory_mbps: s.get_by_runtime_name::<f64>("hyperlink.memory_mbps"),
         };
+        let ranks_per_node = s
+            .get_by_runtime_name::<i64>("hyperlink.ranks_per_node")
+            .max(1) as usize;
+        let nodes = nodes_for(n, ranks_per_node);
+        // Two or three nodes are fully connected, which a ring of them is too.
+        let hop = ns(s.get_by_runtime_name::<f64>("hyperlink.hop_latency_ns"));
+        let topo = Topology::new(Shape::Ring, nodes, hop).expect("a ring holds any number");
         Ok(Box::new(Hyperlink {
             p,
-            n,
-            links: BTreeMap::new(),
-            edma: vec![Resource::default(); n],
-            memory: vec![Resource::default(); n],
+            ranks_per_node,
+            topo,
+            edma: vec![Resource::default(); nodes],
+            memory: vec![Resource::default(); nodes],
             pairs: BTreeMap::new(),
             partial: BTreeMap::new(),
             stalled: None,
         }))
     }
 
+    fn node(&self, rank: usize) -> usize {
+        node_of(rank, self.ranks_per_node)
+    }
+
+    /// The way from rank `s`'s node to rank `d`'s.
     fn route(&self, s: usize, d: usize) -> Route {
-        if self.n == 4 && (s + 2) % 4 == d {
-            Route::Via((s + 1) % 4)
-        } else {
-            Route::Direct
+        let r = self.topo.route(self.node(s), self.node(d));
+        if r.links.len() <= 1 {
+            return Route::Direct(r.links.first().copied());
+        }
+        let n = r.links.len();
+        Route::Via {
+            first: r.links[0],
+            into: r.via[0],
+            middle: r.links[1..n - 1].to_vec(),
+            from: r.via[r.via.len() - 1],
+            last: r.links[n - 1],
+            hops: self.topo.hop_latency(&r),
         }
     }
 
@@ -265,21 +288,25 @@ impl Hyperlink {
         )
     }
 
-    /// Moves `bytes` from `a`'s scratch into `b`'s memory: CPU remote writes or EDMA.
-    /// Returns when the sender's core is free again.
-    fn push(&mut self, a: usize, b: usize, bytes: u64, mut t: Ps) -> Ps {
+    /// Moves `bytes` from node `a`'s scratch over `link` into the next node's memory: CPU
+    /// remote writes or EDMA; within a node (no link), a local copy. Returns when the
+    /// sender's core is free again.
+    fn push(&mut self, a: usize, link: Option<usize>, bytes: u64, mut t: Ps) -> Ps {
         let wire_bytes = bytes + self.p.frag_header;
+        let Some(link) = link else {
+            return t + self.cpu(transfer(wire_bytes, self.p.copy_mbps));
+        };
         if bytes < self.p.dma_threshold {
             let dur = transfer(wire_bytes, self.p.remote_write_mbps);
-            let link = self.links.entry((a, b)).or_default();
-            let (start, _) = link.reserve(t, dur);
+            let (start, _) = self.topo.reserve(&[link], t, dur);
             t = start + self.cpu(dur);
         } else {
             t += self.cpu(self.p.edma_setup);
             let dur = transfer(wire_bytes, self.p.link_mbps);
-            let mut link = *self.links.entry((a, b)).or_default();
-            let (start, end) = Resource::reserve_all(&mut [&mut link, &mut self.edma[a]], t, dur);
-            self.links.insert((a, b), link);
+            // The link and the EDMA engine together, from when both are free.
+            let from = t.max(self.edma[a].free_at());
+            let (start, end) = self.topo.reserve(&[link], from, dur);
+            self.edma[a].reserve(start, dur);
             // The scratch area is single: the core polls until the EDMA is done.
             t = start + self.cpu(end - start);
         }
@@ -358,37 +385,53 @@ impl Model for Hyperlink {
         }
         t += self.cpu(self.p.send_ovh);
         let route = self.route(f.src, f.dst);
-        let first_hop = match route {
-            Route::Direct => f.dst,
-            Route::Via(m) => m,
+        let first_link = match &route {
+            Route::Direct(link) => *link,
+            Route::Via { first, .. } => Some(*first),
         };
+        let src_node = self.node(f.src);
+        // When the last fragment forwarded beyond the first node has landed.
+        let mut forwarded: Ps = 0;
         let mut left = bytes;
         for _ in 0..need {
             let b = left.min(self.p.frag_payload);
             left -= b;
             // Staging copy into the contiguous scratch area.
             t += self.cpu(transfer(b, self.p.copy_mbps));
-            t = self.push(f.src, first_hop, b, t);
-            if let Route::Via(m) = route {
+            t = self.push(src_node, first_link, b, t);
+            if let Route::Via {
+                into,
+                middle,
+                from,
+                hops,
+                ..
+            } = &route
+            {
                 // The data lands in the neighbour's block.
                 let dur = transfer(b + self.p.frag_header, self.p.memory_mbps);
-                self.memory[m].reserve(t, dur);
+                self.memory[*into].reserve(t, dur);
+                if !middle.is_empty() {
+                    // Forwarded on to the receiver's neighbour, no software involved.
+                    let link = transfer(b + self.p.frag_header, self.p.link_mbps);
+                    let (_, end) = self.topo.reserve(middle, t, link);
+                    self.memory[*from].reserve(end + hops, dur);
+                    forwarded = forwarded.max(end + hops);
+                }
             }
             // The mail, a small posted write.
             let mail = transfer(self.p.mail_bytes, self.p.remote_write_mbps);
-            let (start, _) = self
-                .links
-                .entry((f.src, first_hop))
-                .or_default()
-                .reserve(t, mail);
+            let start = match first_link {
+                Some(link) => self.topo.reserve(&[link], t, mail).0,
+                None => t,
+            };
             t = start + self.cpu(mail);
         }
-        let mut arrival = t + self.p.latency;
+        let mut arrival = t.max(forwarded) + self.p.latency;
         if self.p.rx_thread {
             // The drain thread empties the fragments as they land (on the receiver's core).
             let drain = self.cpu(transfer(bytes, self.p.copy_mbps));
             let at = arrival + drain;
-            if let Route::Direct = route {
+            if let Route::Direct(_) = route {
                 self.free(w, f.src, f.dst, need, at);
             }
             // Via a neighbour, the slots free when the receiver pulls the data (see take).
@@ -404,22 +447,21 @@ impl Model for Hyperlink {
         let bytes = Self::payload(f);
         let need = self.frags(bytes);
         let mut t = now + self.cpu(self.p.recv_ovh);
-        if let Route::Via(m) = self.route(f.src, f.dst) {
+        if let Route::Via { from, last, .. } = self.route(f.src, f.dst) {
             // The mail sits in the neighbour's block: poll it remotely, then pull the data
-            // over the second link (remote reads through EDMA), charging that node's memory.
+            // over the last link (remote reads through EDMA), charging that node's memory.
             t += self.cpu(self.p.remote_read) + self.cpu(self.p.edma_setup);
             let wire_bytes = bytes + need * self.p.frag_header;
             let dur = transfer(wire_bytes, self.p.link_mbps);
-            let mut link = *self.links.entry((m, f.dst)).or_default();
             let mem_dur = transfer(wire_bytes, self.p.memory_mbps).max(dur);
-            let mut mem = self.memory[m];
-            let (start, end) = Resource::reserve_all(
-                &mut [&mut link, &mut self.edma[f.dst], &mut mem],
-                t,
-                mem_dur,
-            );
-            self.links.insert((m, f.dst), link);
-            self.memory[m] = mem;
+            let dst_node = self.node(f.dst);
+            // The link, the receiver's EDMA engine and the memory together.
+            let from_t = t
+                .max(self.edma[dst_node].free_at())
+                .max(self.memory[from].free_at());
+            let (start, end) = self.topo.reserve(&[last], from_t, mem_dur);
+            self.edma[dst_node].reserve(start, mem_dur);
+            self.memory[from].reserve(start, mem_dur);
             t = start + self.cpu(end - start);
             self.free(w, f.src, f.dst, need, t);
             if !self.p.rx_thread {
@@ -462,14 +504,23 @@ impl Model for Hyperlink {
     }
 
     fn describe(&self) -> Vec<(String, String)> {
-        let topo = match self.n {
+        let topo = match self.topo.nodes() {
+            1 => "1 node, no link".to_string(),
             2 => "2 nodes, one link".to_string(),
             3 => "3 nodes, fully connected".to_string(),
-            _ => {
+            4 => {
                 "4-node ring; diagonals 0->2 via 1, 2->0 via 3, 1->3 via 2, 3->1 via 0".to_string()
             }
+            _ => format!(
+                "{}; beyond a neighbour through the nodes between",
+                self.topo.describe()
+            ),
         };
         vec![
+            (
+                "hyperlink.ranks_per_node".into(),
+                self.ranks_per_node.to_string(),
+            ),
             ("hyperlink.topology".into(), topo),
             (
                 "hyperlink.link_payload_mbps".into(),
@@ -500,7 +551,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     name: "hyperlink",
     kind: crate::fabric::FabricKind::Emulated,
     summary:
-        "TI KeyStone II Hyperlink (hlink BTL), emulated in virtual time; 2, 3 or 4 (ring) nodes",
+        "TI KeyStone II Hyperlink (hlink BTL), emulated in virtual time; 2, 3 (fully connected) or more (ring) nodes",
     availability: crate::fabric::always_usable,
     tunables,
     // TI's defaults: the drain thread on; a fragment fills a 64 KB window slot with its
@@ -512,7 +563,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
     ],
     replaces: &[],
     ignores: crate::fabric::EMULATED_IGNORES,
-    check_ranks,
+    check_ranks: crate::fabric::any_ranks,
     check_settings: check,
     switch_reach,
     launch: crate::fabric::Launch::Threads,

@@ -22,6 +22,7 @@ pub mod loggp;
 mod placing;
 pub mod rapidio;
 mod resources;
+pub mod topology;
 
 pub use resources::{Credits, Resource, World};
 

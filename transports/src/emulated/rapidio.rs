@@ -14,7 +14,8 @@
 //! goes through a bounce buffer, an extra copy on that side. Every MPI-level send pays the
 //! heavy driver stack (`send_overhead_ns`). The engine's eager_limit is the small/large
 //! boundary. Nodes hang off one switch: a transfer holds the sender's output port and the
-//! receiver's input port.
+//! receiver's input port. Ranks share a node (`ranks_per_node`): its ports, its common queue,
+//! its dedicated queues and their DMA channels; two ranks of one node cross no port.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,7 @@ use bench_core::des::Ps;
 use bench_core::tunables::{Def, Settings};
 
 use super::card::BuiltinCard;
+use super::topology::{node_of, nodes_for, Shape, Topology};
 use super::{ns, transfer, Credits, FrameInfo, Model, Offer, Resource, Take, World};
 use crate::error::Result;
 use crate::wire::FragKind;
@@ -95,8 +97,9 @@ struct Programmed {
 
 pub struct RapidIo {
     p: Params,
-    out_port: Vec<Resource>,
-    in_port: Vec<Resource>,
+    ranks_per_node: usize,
+    /// The switch: each node's port into it and out of it.
+    switch: Topology,
     common: Vec<Credits>,
     dedicated: Vec<Credits>,
     /// (receiver, sender, rndv) -> the queue programmed for that transfer.
@@ -136,17 +139,30 @@ impl RapidIo {
             common_entries: s.get_by_runtime_name::<i64>("rapidio.common_queue_entries") as u64,
         };
         let cq = p.common_entries;
+        let ranks_per_node = s
+            .get_by_runtime_name::<i64>("rapidio.ranks_per_node")
+            .max(1) as usize;
+        let nodes = nodes_for(n, ranks_per_node);
         Ok(Box::new(RapidIo {
-            out_port: vec![Resource::default(); n],
-            in_port: vec![Resource::default(); n],
-            common: (0..n).map(|_| Credits::new(cq)).collect(),
-            dedicated: (0..n).map(|_| Credits::new(p.queues)).collect(),
+            ranks_per_node,
+            switch: Topology::new(Shape::Switch, nodes, 0).expect("a switch holds any number"),
+            common: (0..nodes).map(|_| Credits::new(cq)).collect(),
+            dedicated: (0..nodes).map(|_| Credits::new(p.queues)).collect(),
             programmed: BTreeMap::new(),
-            channels: vec![vec![Resource::default(); p.queues as usize]; n],
+            channels: vec![vec![Resource::default(); p.queues as usize]; nodes],
             rejected: Default::default(),
             bounced: 0,
             p,
         }))
+    }
+
+    fn node(&self, rank: usize) -> usize {
+        node_of(rank, self.ranks_per_node)
+    }
+
+    /// The ports a message from rank `src` to rank `dst` holds.
+    fn ports(&self, src: usize, dst: usize) -> Vec<usize> {
+        self.switch.route(self.node(src), self.node(dst)).links
     }
 
     /// Bytes on the link for a message of `bytes`: whole segments, at the packet efficiency.
@@ -167,14 +183,11 @@ impl RapidIo {
         mut t: Ps,
     ) -> (Ps, Ps) {
         let mut arrival = t;
+        let ports = self.ports(src, dst);
         for &m in sizes {
             t += per_msg;
             let dur = transfer(self.on_link(m), self.p.link_mbps);
-            let mut out = self.out_port[src];
-            let mut inp = self.in_port[dst];
-            let (_, end) = Resource::reserve_all(&mut [&mut out, &mut inp], t, dur);
-            self.out_port[src] = out;
-            self.in_port[dst] = inp;
+            let (_, end) = self.switch.reserve(&ports, t, dur);
             t = end;
             arrival = end + self.p.latency;
         }
@@ -201,13 +214,10 @@ impl RapidIo {
             .map(|&m| transfer(self.on_link(m), self.p.link_mbps))
             .sum();
         let chain = sizes.len() as Ps * self.p.dq_message + link;
-        let (start, end) = self.channels[dst][channel].reserve(at, chain);
-        let mut out = self.out_port[src];
-        let mut inp = self.in_port[dst];
-        let (_, carried) =
-            Resource::reserve_all(&mut [&mut out, &mut inp], start + chain - link, link);
-        self.out_port[src] = out;
-        self.in_port[dst] = inp;
+        let dst_node = self.node(dst);
+        let (start, end) = self.channels[dst_node][channel].reserve(at, chain);
+        let ports = self.ports(src, dst);
+        let (_, carried) = self.switch.reserve(&ports, start + chain - link, link);
         end.max(carried) + self.p.latency
     }
 
@@ -242,19 +252,19 @@ impl Model for RapidIo {
             } => {
                 // The receiver programs a dedicated queue (waiting while all are busy) and
                 // sends its mailbox number in a doorbell.
-                if !self.dedicated[f.src].take(1, now) {
-                    self.dedicated[f.src].wait(w, f.src, now);
+                let node = self.node(f.src);
+                if !self.dedicated[node].take(1, now) {
+                    self.dedicated[node].wait(w, f.src, now);
                     return Ok(Offer::Full {
-                        why: format!("a free dedicated queue on node {}", f.src),
+                        why: format!("a free dedicated queue on node {node}"),
                     });
                 }
                 // The lowest-numbered queue no transfer to this node holds.
                 let channel = (0..self.p.queues as usize)
                     .find(|c| {
-                        !self
-                            .programmed
-                            .iter()
-                            .any(|((r, _, _), g)| *r == f.src && g.channel == *c)
+                        !self.programmed.iter().any(|((r, _, _), g)| {
+                            node_of(*r, self.ranks_per_node) == node && g.channel == *c
+                        })
                     })
                     .unwrap_or(0);
                 self.programmed.insert(
@@ -271,7 +281,13 @@ impl Model for RapidIo {
                     + self.p.queue_setup
                     + descriptors as Ps * self.p.dq_program
                     + self.p.doorbell;
-                let (_, end) = self.out_port[f.src].reserve(t, transfer(2, self.p.link_mbps));
+                // The doorbell holds the receiver's port into the switch.
+                let ports = self.ports(f.src, f.dst);
+                let (_, end) = self.switch.reserve(
+                    &ports[..ports.len().min(1)],
+                    t,
+                    transfer(2, self.p.link_mbps),
+                );
                 Ok(Offer::Sent {
                     sender_free: t,
                     arrival: end + self.p.latency,
@@ -316,12 +332,13 @@ impl Model for RapidIo {
                 // Eager data and control through the receiver's common queue.
                 let sizes = self.split_common(f.bytes);
                 let k = self.entries(sizes.len() as u64);
-                if !self.common[f.dst].take(k, now) {
+                let node = self.node(f.dst);
+                if !self.common[node].take(k, now) {
                     // The segment is rejected; it is resent once room has appeared.
-                    self.common[f.dst].wait(w, f.src, now);
+                    self.common[node].wait(w, f.src, now);
                     self.rejected.insert((f.src, f.dst));
                     return Ok(Offer::Full {
-                        why: format!("room in node {}'s common queue", f.dst),
+                        why: format!("room in node {node}'s common queue"),
                     });
                 }
                 let mut t = now + self.p.send_ovh;
@@ -359,7 +376,8 @@ impl Model for RapidIo {
                 if last {
                     c += self.p.recv_ovh;
                     self.programmed.remove(&key);
-                    self.dedicated[f.dst].give_back(w, 1, now + c);
+                    let node = self.node(f.dst);
+                    self.dedicated[node].give_back(w, 1, now + c);
                 }
                 c
             }
@@ -367,7 +385,8 @@ impl Model for RapidIo {
                 let k = self.entries(self.split_common(f.bytes).len() as u64);
                 // Bounce copy out of the common queue and reassembly.
                 let c = self.p.recv_ovh + transfer(f.bytes, self.p.copy_mbps);
-                self.common[f.dst].give_back(w, k, now + c);
+                let node = self.node(f.dst);
+                self.common[node].give_back(w, k, now + c);
                 c
             }
         };
@@ -386,7 +405,11 @@ impl Model for RapidIo {
                 "rapidio.payload_peak_mbps".into(),
                 format!("{:.1}", self.p.link_mbps * self.p.efficiency),
             ),
-            ("rapidio.topology".into(), "nodes on one switch".into()),
+            (
+                "rapidio.ranks_per_node".into(),
+                self.ranks_per_node.to_string(),
+            ),
+            ("rapidio.topology".into(), self.switch.describe()),
             ("rapidio.bounce_copies".into(), self.bounced.to_string()),
         ]
     }
