@@ -595,7 +595,6 @@ impl PlanBuilder {
                     def.name
                 )));
             }
-            (def.check_ranks)(ranks)?;
             let card = match (&model, &model_target) {
                 (Some(card), Some(t)) if t == label => Some(card.values.as_slice()),
                 _ => None,
@@ -608,6 +607,7 @@ impl PlanBuilder {
                 label: label.clone(),
                 source: Box::new(source),
             })?;
+            (def.check_ranks)(&settings, ranks)?;
             if let Some(r) = ByteOrders::from_settings(&settings).only_rank {
                 if r >= ranks {
                     return Err(PlanError::Refused(format!(

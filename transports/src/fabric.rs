@@ -84,8 +84,9 @@ pub struct FabricDef {
     pub replaces: &'static [(&'static str, &'static str)],
     /// Shared tunables that mean nothing on this fabric (left out of its settings line).
     pub ignores: &'static [&'static str],
-    /// Whether the fabric can have `n` ranks (hardware topologies); the refusal in one line.
-    pub check_ranks: fn(n: usize) -> std::result::Result<(), crate::Refusal>,
+    /// Whether the fabric can have `n` ranks under the settings in force (a topology's size
+    /// may be a setting: bxi's fat tree); the refusal in one line.
+    pub check_ranks: fn(&Settings, n: usize) -> std::result::Result<(), crate::Refusal>,
     /// Whether the settings in force can carry a message at all (an emulated card whose values
     /// contradict each other or the engine's); the refusal in one line naming the parameters
     /// and what is valid; or settings this host cannot use (tcp.if). Checked when a plan is built,
@@ -239,7 +240,7 @@ pub(crate) fn always_usable() -> Availability {
 }
 
 /// A fabric that takes any number of ranks.
-pub(crate) fn any_ranks(n: usize) -> std::result::Result<(), crate::Refusal> {
+pub(crate) fn any_ranks(_: &Settings, n: usize) -> std::result::Result<(), crate::Refusal> {
     if n >= 1 {
         Ok(())
     } else {

@@ -8,17 +8,18 @@ mod collective_checks;
 
 use std::sync::{Arc, Mutex};
 
-use bench_core::bootstrap::{local, Bootstrap};
-use bench_core::tunables::Source;
+use bench_core::bootstrap::local;
+use bench_core::tunables::{Settings, Source};
 use transports::comm::{Comm, ReduceOp};
 use transports::fabric::{Availability, FabricContext, FabricDef, FabricKind};
-use transports::in_process::run_ranks;
+use transports::in_process::{on_comms, run_ranks};
 use transports::registry;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs `body` on `n` in-process ranks of `def`, with `sets` applied to the tunables.
-fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
+/// The settings a run of `def` has, with `sets` applied (and no CPU binding: the ranks of a
+/// test share the test's cores).
+fn settings_for(def: &FabricDef, sets: &[(&str, &str)]) -> Settings {
     let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
     for (k, v) in def.defaults {
@@ -30,18 +31,14 @@ fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Co
     settings
         .set(&registry, "bind", "none", Source::Cli)
         .unwrap();
-    let (boots, _events) = local::group(n);
-    run_ranks(def.kind, boots, |b| {
-        let boot: Arc<dyn Bootstrap> = Arc::new(b);
-        let ctx = FabricContext {
-            boot,
-            settings: &settings,
-        };
-        let t = (def.connect)(&ctx).unwrap_or_else(|e| panic!("{}: connect failed: {e}", def.name));
-        let comm = Comm::new(t);
-        body(&comm);
-        comm.finish().unwrap();
-    });
+    settings
+}
+
+/// Runs `body` on `n` in-process ranks of `def`, with `sets` applied to the tunables.
+fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
+    for r in on_comms(def, &settings_for(def, sets), n, body) {
+        r.unwrap_or_else(|e| panic!("{}: {e}", def.name));
+    }
 }
 
 fn testable() -> Vec<&'static FabricDef> {
@@ -209,7 +206,9 @@ fn every_collective_agrees_with_its_definition_at_every_rank_count() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     for def in testable() {
         for n in RANKS {
-            if let Err(why) = (def.check_ranks)(n).map_err(|r| r.to_string()) {
+            if let Err(why) =
+                (def.check_ranks)(&settings_for(def, &[]), n).map_err(|r| r.to_string())
+            {
                 // A fabric that cannot have n ranks (hyperlink's topologies) must say so when
                 // asked to connect them, not hang or half-work.
                 let err = connect_error(def, n);
@@ -261,11 +260,7 @@ fn emulated_collectives_agree_with_ranks_sharing_nodes_and_at_scale() {
 
 /// What connecting `n` in-process ranks of `def` fails with (every rank must fail).
 fn connect_error(def: &FabricDef, n: usize) -> String {
-    let registry = registry::registry(&[]);
-    let mut settings = registry.defaults();
-    for (k, v) in def.defaults {
-        settings.set(&registry, k, v, Source::Fabric).unwrap();
-    }
+    let settings = settings_for(def, &[]);
     let (boots, _events) = local::group(n);
     let errors: Vec<String> = run_ranks(def.kind, boots, |b| {
         let ctx = FabricContext {

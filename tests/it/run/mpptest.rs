@@ -3,7 +3,6 @@
 //! machine), `-quick` stopping once the minima settle, collectives checked against sums
 //! computed here, bisection on four ranks, and bad input.
 
-
 use crate::common::*;
 use suites::mpptest::gop::GopBench;
 use suites::mpptest::{GopOp, MpptestBench, MpptestParams, Test, MPPTEST};

@@ -129,3 +129,36 @@ fn two_senders_to_one_rapidio_port_take_turns() {
     let wire = (bytes as f64 / 0.95 / 192e6 * 1e9) as u64;
     assert_contends("rapidio port", one, wire, shared, disjoint);
 }
+
+/// A job larger than the fat tree the card describes is refused before anything runs: one
+/// line naming the parameters and the largest job they hold, exit 2, no run directory.
+#[test]
+fn a_job_larger_than_the_fat_tree_is_refused_with_exit_2() {
+    let out = crate::common::scratch("topology-too-large");
+    let o = crate::common::raw(&[
+        "run",
+        "npb",
+        "--kernel",
+        "is",
+        "--class",
+        "S",
+        "--fabric",
+        "bxi",
+        "-n",
+        "64",
+        "--set",
+        "bxi.switch_radix=8",
+        "--set",
+        "bxi.tree_levels=2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("holds 32 nodes") && err.contains("hold at most -n 32"),
+        "{err}"
+    );
+    assert!(!out.exists() || crate::common::files(&out).is_empty());
+}

@@ -48,6 +48,55 @@ pub fn engine(s: &Settings, cfg: &mut EngineConfig) {
 /// Whether the card's values, with the engine's, can carry every message (see bxi.md, "Values
 /// that cannot carry a message"). A receive or send queue of one entry and buffers of 256
 /// bytes can: a message of more buffers than the queues hold streams through them.
+/// Whether the fat tree the settings describe holds `n` ranks: checked when the plan is
+/// built, so a job too large is refused before anything runs (exit 2).
+pub fn check_ranks(s: &Settings, n: usize) -> std::result::Result<(), crate::Refusal> {
+    crate::fabric::any_ranks(s, n)?;
+    let (shape, nodes) = tree_of(s, n);
+    let Shape::FatTree { radix, levels } = shape else {
+        unreachable!("bxi is a fat tree")
+    };
+    let capacity = super::topology::fat_tree_capacity(radix, levels);
+    if nodes <= capacity {
+        return Ok(());
+    }
+    Err(crate::Refusal::Ranks {
+        ranks: n,
+        why: too_large(
+            s,
+            n,
+            &super::topology::TooLarge {
+                radix,
+                levels,
+                capacity,
+                nodes,
+            },
+        ),
+    })
+}
+
+/// The fat tree the settings describe and how many of its nodes `n` ranks fill.
+fn tree_of(s: &Settings, n: usize) -> (Shape, usize) {
+    let ranks_per_node = s.get_by_runtime_name::<i64>("bxi.ranks_per_node").max(1) as usize;
+    let shape = Shape::FatTree {
+        radix: s.get_by_runtime_name::<i64>("bxi.switch_radix") as usize,
+        levels: s.get_by_runtime_name::<i64>("bxi.tree_levels") as usize,
+    };
+    (shape, nodes_for(n, ranks_per_node))
+}
+
+/// The refusal of a job of `n` ranks the tree cannot hold, naming what would.
+fn too_large(s: &Settings, n: usize, e: &super::topology::TooLarge) -> String {
+    let ranks_per_node = s.get_by_runtime_name::<i64>("bxi.ranks_per_node").max(1) as usize;
+    format!(
+        "-n {n}: {e}; {}, {} and {} hold at most -n {}: raise bxi.switch_radix or bxi.tree_levels, or use fewer ranks",
+        super::shown(s, "bxi.switch_radix"),
+        super::shown(s, "bxi.tree_levels"),
+        super::shown(s, "bxi.ranks_per_node"),
+        e.capacity.saturating_mul(ranks_per_node)
+    )
+}
+
 pub fn check(s: &Settings) -> std::result::Result<(), crate::Refusal> {
     let cfg = super::engine_for(s, engine);
     let header = crate::header::FrameType::Eager.header_len();
@@ -122,21 +171,10 @@ impl Bxi {
             retry: ns(s.get_by_runtime_name::<f64>("bxi.retry_ns")),
         };
         let ranks_per_node = s.get_by_runtime_name::<i64>("bxi.ranks_per_node").max(1) as usize;
-        let nodes = nodes_for(n, ranks_per_node);
-        let shape = Shape::FatTree {
-            radix: s.get_by_runtime_name::<i64>("bxi.switch_radix") as usize,
-            levels: s.get_by_runtime_name::<i64>("bxi.tree_levels") as usize,
-        };
+        let (shape, nodes) = tree_of(s, n);
         let hop = ns(s.get_by_runtime_name::<f64>("bxi.hop_latency_ns"));
-        let tree = Topology::new(shape, nodes, hop).map_err(|e| {
-            crate::error::TransportError::Config(format!(
-                "-n {n}: {e}; {}, {} and {} hold at most -n {}: raise bxi.switch_radix or bxi.tree_levels, or use fewer ranks",
-                super::shown(s, "bxi.switch_radix"),
-                super::shown(s, "bxi.tree_levels"),
-                super::shown(s, "bxi.ranks_per_node"),
-                e.capacity.saturating_mul(ranks_per_node)
-            ))
-        })?;
+        let tree = Topology::new(shape, nodes, hop)
+            .map_err(|e| crate::error::TransportError::Config(too_large(s, n, &e)))?;
         Ok(Box::new(Bxi {
             p,
             ranks_per_node,
@@ -325,7 +363,7 @@ pub const FABRIC: crate::fabric::FabricDef = crate::fabric::FabricDef {
         ("frag_size", "bxi.rndv_fragment_size"),
     ],
     ignores: crate::fabric::EMULATED_IGNORES,
-    check_ranks: crate::fabric::any_ranks,
+    check_ranks,
     check_settings: check,
     switch_reach: crate::reach::engine_reach,
     launch: crate::fabric::Launch::Threads,
