@@ -17,7 +17,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::tasks::{self, TaskId};
@@ -62,21 +62,6 @@ struct State {
 }
 
 impl State {
-    /// Puts `rank` in line at `key`, or takes it out (None).
-    fn set_key(&mut self, rank: usize, key: Option<Ps>) {
-        let r = &mut self.ranks[rank];
-        if r.key == key {
-            return;
-        }
-        if let Some(old) = r.key {
-            self.line.remove(&(old, rank));
-        }
-        r.key = key;
-        if let Some(k) = key {
-            self.line.insert((k, rank));
-        }
-    }
-
     fn blocked_report(&self) -> String {
         self.ranks
             .iter()
@@ -94,6 +79,14 @@ const NONE: usize = usize::MAX;
 /// The scheduler shared by one emulated job's ranks.
 pub struct Scheduler {
     state: Mutex<State>,
+    /// The first in line as (key, rank), rank NONE when the line is empty: written under the
+    /// lock whenever the line changes, read without it by the running rank to see whether it
+    /// may run on. Only the running rank changes the line (the ranks are tasks of one thread),
+    /// so the two halves never disagree when it reads them.
+    first_key: AtomicU64,
+    first_rank: AtomicUsize,
+    /// Set with the deadlock report, so a rank that runs on sees it without the lock.
+    dead: AtomicBool,
     /// Which rank may run (NONE once everyone is finished or deadlocked).
     running: AtomicUsize,
     clocks: Vec<Arc<AtomicU64>>,
@@ -116,6 +109,9 @@ impl Scheduler {
                 line: (1..n).map(|r| (0, r)).collect(),
                 deadlock: None,
             }),
+            first_key: AtomicU64::new(0),
+            first_rank: AtomicUsize::new(if n > 1 { 1 } else { NONE }),
+            dead: AtomicBool::new(false),
             running: AtomicUsize::new(0),
             clocks: (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect(),
         })
@@ -149,7 +145,7 @@ impl Scheduler {
         st.ranks[rank].events.push(Reverse(t));
         if st.ranks[rank].status == Status::Blocked {
             let key = self.blocked_key(&st.ranks[rank], rank);
-            st.set_key(rank, key);
+            self.set_key(&mut st, rank, key);
         }
     }
 
@@ -161,6 +157,16 @@ impl Scheduler {
     /// Lets any rank that is behind `rank` in virtual time run first; returns when `rank` is
     /// the earliest again. Events of `rank` at or before its clock are consumed.
     pub fn sync(&self, rank: usize) -> Result<(), DesError> {
+        // The usual case, without the lock: no one is earlier, so carry on. Events already
+        // due stay in the heap until the rank next hands over or blocks, which drains them.
+        if !self.dead.load(Ordering::Acquire) {
+            let first = self.first_rank.load(Ordering::Acquire);
+            if first == NONE
+                || (self.first_key.load(Ordering::Acquire), first) > (self.now(rank), rank)
+            {
+                return Ok(());
+            }
+        }
         let task = {
             let mut st = self.state.lock().unwrap();
             if let Some(d) = &st.deadlock {
@@ -172,7 +178,7 @@ impl Scheduler {
                 // Still the earliest: carry on without touching the line.
                 None => return Ok(()),
                 Some(next) => {
-                    st.set_key(rank, Some(now));
+                    self.set_key(&mut st, rank, Some(now));
                     self.give_turn(&mut st, next)
                 }
             }
@@ -200,7 +206,7 @@ impl Scheduler {
                     match self.behind(&st, rank) {
                         None => return Ok(()),
                         Some(next) => {
-                            st.set_key(rank, Some(t));
+                            self.set_key(&mut st, rank, Some(t));
                             self.give_turn(&mut st, next)
                         }
                     }
@@ -214,6 +220,7 @@ impl Scheduler {
                         None => {
                             let report = st.blocked_report();
                             st.deadlock = Some(report.clone());
+                            self.dead.store(true, Ordering::Release);
                             self.running.store(NONE, Ordering::Release);
                             wake_all(&st);
                             return Err(DesError::Deadlock(report));
@@ -231,7 +238,7 @@ impl Scheduler {
         let task = {
             let mut st = self.state.lock().unwrap();
             st.ranks[rank].status = Status::Finished;
-            st.set_key(rank, None);
+            self.set_key(&mut st, rank, None);
             if st.deadlock.is_some() {
                 return;
             }
@@ -242,6 +249,7 @@ impl Scheduler {
                     if st.ranks.iter().any(|r| r.status == Status::Blocked) {
                         let report = format!("rank {rank} finished while {}", st.blocked_report());
                         st.deadlock = Some(report);
+                        self.dead.store(true, Ordering::Release);
                     }
                     self.running.store(NONE, Ordering::Release);
                     wake_all(&st);
@@ -250,6 +258,24 @@ impl Scheduler {
             }
         };
         wake(task);
+    }
+
+    /// Puts `rank` in line at `key`, or takes it out (None), and publishes the first in line.
+    fn set_key(&self, st: &mut State, rank: usize, key: Option<Ps>) {
+        let r = &mut st.ranks[rank];
+        if r.key == key {
+            return;
+        }
+        if let Some(old) = r.key {
+            st.line.remove(&(old, rank));
+        }
+        r.key = key;
+        if let Some(k) = key {
+            st.line.insert((k, rank));
+        }
+        let (k, r) = st.line.first().copied().unwrap_or((0, NONE));
+        self.first_key.store(k, Ordering::Release);
+        self.first_rank.store(r, Ordering::Release);
     }
 
     /// The rank that should run before the running `rank` (at its clock now), if any: the
@@ -267,7 +293,7 @@ impl Scheduler {
     /// Makes `next` (in line) the running rank: out of line, runnable, its clock at its event
     /// if it was blocked. Returns its task, to unpark once the lock is released.
     fn give_turn(&self, st: &mut State, next: usize) -> Option<TaskId> {
-        st.set_key(next, None);
+        self.set_key(st, next, None);
         let r = &mut st.ranks[next];
         if r.status == Status::Blocked {
             r.status = Status::Runnable;

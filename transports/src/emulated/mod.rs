@@ -185,8 +185,30 @@ struct State {
     order: u64,
     /// Refusals and retries since a frame was last carried or delivered, anywhere in the job.
     futile: u64,
-    /// Each rank's last futile attempt, for the livelock report.
-    futile_why: BTreeMap<usize, String>,
+    /// Each rank's last futile attempt and the progress count it came in, for the livelock
+    /// report: only attempts since the last progress are reported, so progress never has to
+    /// clear them (a look at every rank per frame, at a thousand ranks).
+    attempts: Vec<(u64, Option<Attempt>)>,
+    /// Frames carried or delivered so far.
+    progress: u64,
+}
+
+/// A futile attempt as the livelock report names it; kept in parts and put into words only
+/// if the report is made (a refusal happens about once a window on a busy link).
+enum Attempt {
+    /// An offer to `peer` found no room: the model's words for what it waits for.
+    Send { peer: usize, why: String },
+    /// A frame refused on arrival, in words.
+    Retry(String),
+}
+
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempt::Send { peer, why } => write!(f, "waits to send to rank {peer}: {why}"),
+            Attempt::Retry(what) => f.write_str(what),
+        }
+    }
 }
 
 impl State {
@@ -220,20 +242,24 @@ impl State {
     /// A frame was carried or delivered: the job progresses.
     fn progressed(&mut self) {
         self.futile = 0;
-        self.futile_why.clear();
+        self.progress += 1;
     }
 
-    /// `rank` tried and got nowhere (`why`); a livelock once that has gone on too long.
-    fn futile(&mut self, name: &str, rank: usize, why: String) -> Result<()> {
+    /// `rank` tried and got nowhere; a livelock once that has gone on too long.
+    fn futile(&mut self, name: &str, rank: usize, attempt: Attempt) -> Result<()> {
         self.futile += 1;
-        self.futile_why.insert(rank, why);
+        self.attempts[rank] = (self.progress, Some(attempt));
         if self.futile < LIVELOCK_FUTILE {
             return Ok(());
         }
         let who = self
-            .futile_why
+            .attempts
             .iter()
-            .map(|(r, w)| format!("rank {r} {w}"))
+            .enumerate()
+            .filter_map(|(r, (when, a))| match a {
+                Some(a) if *when == self.progress => Some(format!("rank {r} {a}")),
+                _ => None,
+            })
             .collect::<Vec<_>>()
             .join("; ");
         Err(TransportError::Livelock(format!(
@@ -265,7 +291,8 @@ impl Shared {
                 copies: Copies::new(ranks),
                 order: 0,
                 futile: 0,
-                futile_why: BTreeMap::new(),
+                attempts: (0..ranks).map(|_| (0, None)).collect(),
+                progress: 0,
             }),
         })
     }
@@ -467,12 +494,8 @@ impl Wire for EmuWire {
                 Ok(true)
             }
             Offer::Full { why } => {
-                st.futile(
-                    self.shared.name,
-                    self.rank,
-                    format!("waits to send to rank {peer}: {why}"),
-                )?;
-                self.waiting = why;
+                self.waiting.clone_from(&why);
+                st.futile(self.shared.name, self.rank, Attempt::Send { peer, why })?;
                 Ok(false)
             }
         }
@@ -516,7 +539,7 @@ impl Wire for EmuWire {
                                 self.shared.name, self.rank
                             )));
                         }
-                        st.futile(self.shared.name, self.rank, what)?;
+                        st.futile(self.shared.name, self.rank, Attempt::Retry(what))?;
                         f.arrival = arrival;
                         st.inbox[self.rank].push(f);
                         drop(st);
