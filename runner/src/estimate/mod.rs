@@ -112,10 +112,11 @@ pub fn estimate(plan: &Plan, results: Option<&Path>) -> Option<Estimate> {
     }
     let what = match &work {
         Some(w) => format!(
-            "{} at {} ranks: {} points, {} iterations, {} messages, {} with warm-up",
+            "{} at {} ranks: {} point{}, {} iterations, {} messages, {} with warm-up",
             names.join(" "),
             plan.ranks,
             w.points,
+            if w.points == 1 { "" } else { "s" },
             w.total.iterations,
             w.total.messages,
             bytes(w.total.bytes)

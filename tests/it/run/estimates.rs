@@ -12,10 +12,12 @@ use crate::common::*;
 fn a_long_emulated_plan_prints_an_estimate_and_a_short_one_does_not() {
     let _g = serial();
     let out = scratch("estimate-long");
-    // osu_bw's defaults on rapidio: half a minute or more by the cost model; stopped as soon
-    // as the estimate is read.
+    // osu_bw at 4 MiB for 4000 iterations on rapidio: about 30 s by the cost model (a terabyte
+    // modelled); stopped as soon as the estimate is read.
     let mut child = Command::new(bin())
-        .args(["run", "osu_bw", "--fabric", "rapidio", "--out"])
+        .args([
+            "run", "osu_bw", "--fabric", "rapidio", "-m", "4M:4M", "-i", "4000", "--out",
+        ])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -32,7 +34,7 @@ fn a_long_emulated_plan_prints_an_estimate_and_a_short_one_does_not() {
     child.wait().unwrap();
     assert!(first.starts_with("estimate: about "), "{first}");
     assert!(
-        first.contains("osu_bw at 2 ranks: 23 points")
+        first.contains("osu_bw at 2 ranks: 1 point,")
             && first.contains("rapidio")
             && first.trim_end().ends_with("--quick for a first look"),
         "{first}"
