@@ -1,6 +1,6 @@
 //! Ranks as user-space tasks: one OS thread runs many stackful coroutines and switches between
-//! them itself, in tens of nanoseconds, instead of parking and waking threads through the
-//! kernel (microseconds each, and many more once the host is busy).
+//! them itself, a swap of stacks with no system call, instead of parking and waking threads
+//! through the kernel (each a system call and a wait for a core, longer the busier the host).
 //!
 //! The discrete-event scheduler ([`crate::des`]) lets exactly one rank of an emulated job run
 //! at a time, so nothing is lost by running them all on one thread; a switch then costs what
