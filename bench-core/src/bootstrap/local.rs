@@ -151,21 +151,26 @@ mod tests {
     use super::*;
     use std::thread;
 
+    /// Each rank publishes its key, meets the others at a fence and reads every key.
+    fn exchange(b: &Local) {
+        b.put(&format!("k{}", b.rank()), &b.rank().to_string())
+            .unwrap();
+        b.fence("f", Duration::from_secs(5)).unwrap();
+        for r in 0..3 {
+            assert_eq!(
+                b.get(&format!("k{r}"), Duration::from_secs(1)).unwrap(),
+                r.to_string()
+            );
+        }
+    }
+
     #[test]
     fn threads_exchange_keys_and_fence() {
         let (ranks, events) = group(3);
         thread::scope(|s| {
             for b in &ranks {
                 s.spawn(move || {
-                    b.put(&format!("k{}", b.rank()), &b.rank().to_string())
-                        .unwrap();
-                    b.fence("f", Duration::from_secs(5)).unwrap();
-                    for r in 0..3 {
-                        assert_eq!(
-                            b.get(&format!("k{r}"), Duration::from_secs(1)).unwrap(),
-                            r.to_string()
-                        );
-                    }
+                    exchange(b);
                     b.fence("f", Duration::from_secs(5)).unwrap();
                 });
             }
@@ -181,30 +186,19 @@ mod tests {
     #[test]
     fn tasks_exchange_keys_and_fence_on_one_thread() {
         let (ranks, _events) = group(3);
-        let bodies: Vec<_> = ranks
-            .into_iter()
-            .map(|b| {
-                move || {
-                    b.put(&format!("k{}", b.rank()), &b.rank().to_string())
-                        .unwrap();
-                    b.fence("f", Duration::from_secs(5)).unwrap();
-                    for r in 0..3 {
-                        assert_eq!(
-                            b.get(&format!("k{r}"), Duration::from_secs(1)).unwrap(),
-                            r.to_string()
-                        );
+        tasks::run_all(
+            ranks
+                .into_iter()
+                .map(|b| {
+                    move || {
+                        exchange(&b);
+                        if b.rank() != 2 {
+                            let e = b.fence("g", Duration::from_millis(50)).unwrap_err();
+                            assert!(e.to_string().contains("fence 'g'"), "{e}");
+                        }
                     }
-                    if b.rank() != 2 {
-                        let e = b.fence("g", Duration::from_millis(50)).unwrap_err();
-                        assert!(e.to_string().contains("fence 'g'"), "{e}");
-                    }
-                }
-            })
-            .collect();
-        for r in tasks::run(bodies) {
-            if let Err(tasks::TaskFailure::Panicked(p)) = r {
-                std::panic::resume_unwind(p);
-            }
-        }
+                })
+                .collect(),
+        );
     }
 }
