@@ -33,9 +33,10 @@
 #                          the change passes --bound or a floor learned from --history
 #   --baseline DIR         a run directory, or a directory of runs (required unless --ab)
 #   --ab BINARY            no stored baseline: run BINARY (the baseline build, e.g. the main
-#                          branch's) and FABBENCH in turn, --runs times each, and compare the
-#                          two; on a real fabric this is the fair comparison, as the machine's
-#                          drift between then and now hits both builds alike
+#                          branch's) and FABBENCH in turn, --runs times each (which goes
+#                          first alternates round by round), and compare the two; on a real
+#                          fabric this is the fair comparison, as the machine's drift between
+#                          then and now hits both builds alike
 #   --out DIR              where the run and the summaries go (default fabbench-results/ci-perf, an ignored folder)
 #   --noise PCT            the noise band passed to compare (default 2%)
 #   --bound PCT            with one run a side on a measured fabric, fail on a change beyond
@@ -110,13 +111,19 @@ if [ -n "$ab" ]; then
 fi
 for i in $(seq "$repeat"); do
   echo "== fabbench run $suites --fabric $fabric $run_args ($i of $repeat)"
-  if [ -n "$ab" ]; then
-    # The baseline build first, then this one, round after round.
+  # With --ab the two builds take turns, and which goes first alternates round by round
+  # (ABBA...): whatever favours the first or second of a pair (caches, the clock's state
+  # after the other's exit) falls on both sides alike.
+  if [ -n "$ab" ] && [ $((i % 2)) = 1 ]; then
     # shellcheck disable=SC2086 # the suites and run options are word lists on purpose
     "$ab" run $suites --fabric "$fabric" $run_args --out "$baseline" >>"$out/run.txt"
   fi
   # shellcheck disable=SC2086
   "$FABBENCH" run $suites --fabric "$fabric" $run_args --out "$runs" >>"$out/run.txt"
+  if [ -n "$ab" ] && [ $((i % 2)) = 0 ]; then
+    # shellcheck disable=SC2086
+    "$ab" run $suites --fabric "$fabric" $run_args --out "$baseline" >>"$out/run.txt"
+  fi
 done
 made=$(find "$runs" -mindepth 1 -maxdepth 1 -type d ! -name '.*' | sort)
 [ -n "$made" ] || { echo "ci-perf.sh: the runs left no directory in $runs" >&2; exit 1; }

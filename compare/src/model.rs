@@ -70,7 +70,8 @@ pub enum Statistic {
     /// The median of the raw samples (of the runs pooled, when a side has too few to decide
     /// over runs).
     Median,
-    /// The median of each run's median (several runs a side).
+    /// The median over the runs of each run's value, the interquartile mean of its samples
+    /// (several runs a side; see [`crate::rule::run_value`]).
     MedianOfRuns,
 }
 

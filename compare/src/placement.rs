@@ -1,12 +1,12 @@
 //! Runs on a shared machine land on placements of very different speed: on the 2-core VM
 //! fabbench is developed on, shared-memory latency at 8 B sits near 0.08 us in some runs and
 //! near 0.28 us in others, whole runs at a time. When the two sides hold different shares of
-//! such runs, their medians overlap across the modes and no test over all the runs can see a
-//! change of 10 %. The placements are told apart by a gap between run medians far wider than
+//! such runs, their run values overlap across the modes and no test over all the runs can see a
+//! change of 10 %. The placements are told apart by a gap between run values far wider than
 //! any change a gate looks for ([`MODE_GAP`]); a change is then judged within the placement both
 //! sides have most runs on ([`common`]), like with like.
 
-/// Run medians this far apart (a ratio) belong to different placements: 1.5 times is far more
+/// Run values this far apart (a ratio) belong to different placements: 1.5 times is far more
 /// than the run-to-run spread within one placement (a few percent here) and than the changes a
 /// gate is for; a larger change that opens such a gap between the sides leaves no placement
 /// both share, and the runs are compared whole.
@@ -17,7 +17,7 @@ pub const MODE_GAP: f64 = 1.5;
 pub const MIN_RUNS: usize = 4;
 
 /// The runs of each side on the placement both sides have most runs on (at least [`MIN_RUNS`]
-/// each), when the run medians fall into placements; None when they do not, or no placement
+/// each), when the run values fall into placements; None when they do not, or no placement
 /// holds enough runs of both sides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
@@ -27,7 +27,7 @@ pub struct Placement {
     pub placements: usize,
 }
 
-/// See [`Placement`]; `a` and `b` are each run's median, positive.
+/// See [`Placement`]; `a` and `b` are each run's value ([`crate::rule::run_value`]), positive.
 pub fn common(a: &[f64], b: &[f64]) -> Option<Placement> {
     let mut all: Vec<f64> = a.iter().chain(b).copied().collect();
     all.sort_by(f64::total_cmp);

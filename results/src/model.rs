@@ -95,6 +95,11 @@ pub struct FabricRun {
     /// Facts the fabric reported (single-copy mechanism, ring sizes, model card ...), as
     /// `rankN.name`.
     pub facts: BTreeMap<String, String>,
+    /// On an emulated fabric, the host nanoseconds of every compute stretch each rank charged
+    /// to virtual time, in order (index: rank); what `run --compute-from` replays. Its own
+    /// file (compute.csv), not the manifest: a kernel run charges thousands.
+    #[serde(skip)]
+    pub compute: Vec<Vec<u64>>,
 }
 
 /// The manifest: everything needed to know what was run, where and how.
@@ -310,6 +315,7 @@ mod tests {
                 .collect(),
             counters: vec![],
             facts: Default::default(),
+            compute: Vec::new(),
         };
         let a = fabric(&[
             ("eager_limit", "4KiB"),

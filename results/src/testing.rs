@@ -112,6 +112,7 @@ pub fn fabric(name: &str, kind: FabricKind, ranks: usize) -> FabricRun {
         tunables: Default::default(),
         counters: vec![],
         facts: Default::default(),
+        compute: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use bench_core::machine::HostInfo;
 use bench_core::tunables::{Settings, Value};
+use results::format::compute::COMPUTE_REPLAYED_FROM;
 use results::format::json_csv::{samples_of_point, ManifestJson, SamplesCsv};
 use results::format::Exporter;
 use results::model::{FabricKind, FabricRun, Manifest, Partial, Run, Series, TunableRecord};
@@ -33,6 +34,7 @@ struct Done {
     counters: Counters,
     facts: Vec<(String, String)>,
     virtual_time: bool,
+    compute: Vec<u64>,
 }
 
 pub(crate) struct Collector<'a> {
@@ -79,6 +81,12 @@ fn tunable_records(s: &Settings) -> BTreeMap<String, TunableRecord> {
 }
 
 fn fabric_run(f: &FabricSpec, ranks: usize) -> FabricRun {
+    // Known before anything runs, so the reports printed as each suite ends can say it.
+    let facts = f
+        .compute_replay
+        .iter()
+        .map(|r| (COMPUTE_REPLAYED_FROM.to_string(), r.source.clone()))
+        .collect();
     FabricRun {
         fabric: f.label.clone(),
         kind: kind(f.def.kind),
@@ -88,7 +96,8 @@ fn fabric_run(f: &FabricSpec, ranks: usize) -> FabricRun {
         settings_line: f.def.settings_line(&f.settings),
         tunables: tunable_records(&f.settings),
         counters: Vec::new(),
-        facts: BTreeMap::new(),
+        facts,
+        compute: Vec::new(),
     }
 }
 
@@ -334,6 +343,7 @@ impl<'a> Collector<'a> {
                 counters,
                 facts,
                 virtual_time,
+                compute,
             } => {
                 self.done.insert(
                     (fabric, rank),
@@ -341,6 +351,7 @@ impl<'a> Collector<'a> {
                         counters,
                         facts,
                         virtual_time,
+                        compute,
                     },
                 );
             }
@@ -443,6 +454,7 @@ impl<'a> Collector<'a> {
             if self.done.keys().any(|(label, _)| *label == f.fabric) {
                 // Measured (again) in this process: a resumed run's earlier counters go.
                 f.counters.clear();
+                f.compute.clear();
             }
             for rank in 0..self.plan.ranks {
                 if let Some(d) = self.done.get(&(f.fabric.clone(), rank)) {
@@ -453,6 +465,17 @@ impl<'a> Collector<'a> {
                         f.facts.insert(format!("rank{rank}.{k}"), v.clone());
                     }
                 }
+            }
+            // Every rank's stretches, or none: a rank without them would replay as idle; and
+            // none from a resumed run, whose ranks left out the points it had.
+            let stretches: Vec<Vec<u64>> = (0..self.plan.ranks)
+                .map(|rank| {
+                    let d = self.done.get(&(f.fabric.clone(), rank));
+                    d.map(|d| d.compute.clone()).unwrap_or_default()
+                })
+                .collect();
+            if complete && self.plan.resume.is_none() && stretches.iter().any(|s| !s.is_empty()) {
+                f.compute = stretches;
             }
         }
         self.sink.event(&Event::Finished { run: &self.run });

@@ -65,6 +65,12 @@ pub enum PlanError {
         path: PathBuf,
         source: Box<transports::Refusal>,
     },
+    #[error("--compute-from {dir}: {source}")]
+    Replay {
+        dir: PathBuf,
+        #[source]
+        source: Box<ReplayError>,
+    },
     #[error("--resume {dir}: {source}")]
     Resume {
         dir: PathBuf,
@@ -92,6 +98,29 @@ impl From<transports::Refusal> for PlanError {
     fn from(r: transports::Refusal) -> Self {
         PlanError::Fabric(Box::new(r))
     }
+}
+
+/// Why a directory given to `--compute-from` cannot be replayed by this plan.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Unreadable(#[from] ResultsError),
+    #[error("it holds no complete run with {ranks} ranks (it has {}); record one with the same command first", if had.is_empty() { "none".to_string() } else { had.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ") + " ranks" })]
+    NoRankCount { ranks: usize, had: Vec<usize> },
+    #[error("it holds several runs with {ranks} ranks; name one run's directory")]
+    Several { ranks: usize },
+    #[error("it recorded other work ({had}); replay a run of the same suites and parameters")]
+    OtherWork { had: String },
+    #[error("it did not run {fabric} (it ran {})", had.join(", "))]
+    NoFabric { fabric: String, had: Vec<String> },
+    #[error("it recorded no compute on {fabric}: only a complete run on an emulated fabric of a suite that computes (npb, nbody) records compute.csv")]
+    NothingRecorded { fabric: String },
+    #[error(
+        "{fabric} times compute on the host; only emulated fabrics charge (and replay) compute"
+    )]
+    NotEmulated { fabric: String },
+    #[error("a resumed run leaves out points, so the stretches would not line up; replay into a fresh run")]
+    Resumed,
 }
 
 /// Why a directory given to resume cannot be continued by this plan.

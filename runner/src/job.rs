@@ -33,7 +33,14 @@ pub struct FabricJob {
     /// What a resumed run already has on this fabric, by suite.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub done: Vec<DoneSuite>,
+    /// An earlier run's compute stretches to charge instead of timing them (`run
+    /// --compute-from`). Only ranks started as tasks of this process (emulated fabrics) get
+    /// it, so it never travels in the environment.
+    #[serde(skip)]
+    pub compute_replay: Option<std::sync::Arc<ComputeReplay>>,
 }
+
+pub use crate::replay::ComputeReplay;
 
 pub use crate::resume::DoneSuite;
 
@@ -75,6 +82,7 @@ impl JobSpec {
                         label: f.label.clone(),
                         settings: f.settings.clone(),
                         done: plan.done_on(&f.label),
+                        compute_replay: f.compute_replay.clone(),
                     }
                 })
                 .collect(),
@@ -108,12 +116,15 @@ pub enum RankEvent {
     },
     /// Rank 0 finished a suite.
     SuiteEnd { fabric: String, suite: String },
-    /// A rank finished a fabric; what its transport did.
+    /// A rank finished a fabric; what its transport did, and (in virtual time) the host
+    /// nanoseconds of each compute stretch it charged.
     Done {
         fabric: String,
         counters: Counters,
         facts: Vec<(String, String)>,
         virtual_time: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        compute: Vec<u64>,
     },
     /// A rank failed. `secondary` when it only saw another rank's failure (its peer gone,
     /// every rank waiting), so the frontend names a root cause first.

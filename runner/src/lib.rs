@@ -30,6 +30,7 @@ pub mod job;
 mod launch;
 pub mod plan;
 pub mod rank;
+pub mod replay;
 mod resume;
 pub mod scaling;
 pub mod sink;

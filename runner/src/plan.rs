@@ -4,6 +4,7 @@
 //! and what is valid, before anything runs or is written.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use bench_core::bootstrap::discover::{External, Started};
 use bench_core::tunables::{Registry, Settings, Source};
@@ -12,7 +13,8 @@ use transports::fabric::{FabricDef, FabricKind};
 use transports::order::ByteOrders;
 use transports::registry;
 
-use crate::error::{PlanError, ResumeError};
+use crate::error::{PlanError, ReplayError, ResumeError};
+use crate::replay::{self, ComputeReplay};
 pub use crate::resume::Resume;
 use crate::resume::{DoneSuite, Expected};
 use results::model::Run;
@@ -65,6 +67,8 @@ pub struct FabricSpec {
     pub label: String,
     pub def: &'static FabricDef,
     pub settings: Settings,
+    /// An earlier run's compute to charge instead of timing it (`run --compute-from`).
+    pub compute_replay: Option<Arc<ComputeReplay>>,
 }
 
 /// Where ranks of an externally launched job meet.
@@ -237,6 +241,7 @@ pub struct PlanBuilder {
     tag: Option<String>,
     resume: Option<PathBuf>,
     quick: bool,
+    compute_from: Option<PathBuf>,
 }
 
 impl Default for PlanBuilder {
@@ -258,6 +263,7 @@ impl Default for PlanBuilder {
             tag: None,
             resume: None,
             quick: false,
+            compute_from: None,
         }
     }
 }
@@ -364,6 +370,15 @@ impl PlanBuilder {
         self
     }
 
+    /// Charge the compute stretches the run in `dir` recorded (its compute.csv) instead of
+    /// timing them: `dir` must be a complete run of the same suites and parameters with this
+    /// plan's rank count on every fabric of the plan (all emulated), or a scaling run's
+    /// directory holding one.
+    pub fn compute_from(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.compute_from = Some(dir.into());
+        self
+    }
+
     /// A first look: each suite with its quick parameters (see [`Plan::quick`]).
     pub fn quick(mut self, quick: bool) -> Self {
         self.quick = quick;
@@ -427,11 +442,14 @@ impl PlanBuilder {
             }
             specs.push(SuiteSpec { suite, params });
         }
-        let fabrics = self.fabric_specs(&launch, ranks)?;
+        let mut fabrics = self.fabric_specs(&launch, ranks)?;
         let resume = match &self.resume {
             None => None,
             Some(dir) => Some(resumable(dir, &specs, &fabrics, ranks, &launch)?),
         };
+        if let Some(dir) = &self.compute_from {
+            replayed(dir, &specs, &mut fabrics, ranks, resume.is_some())?;
+        }
         Ok(Plan {
             suites: specs,
             fabrics,
@@ -620,6 +638,7 @@ impl PlanBuilder {
                 label: label.clone(),
                 def,
                 settings,
+                compute_replay: None,
             });
         }
         Ok(fabrics)
@@ -744,6 +763,38 @@ fn resumable(
         ranks,
     };
     Resume::read(dir, &expected).map_err(refuse)
+}
+
+/// Gives each fabric the compute `dir` recorded for it, or says why it cannot.
+fn replayed(
+    dir: &std::path::Path,
+    suites: &[SuiteSpec],
+    fabrics: &mut [FabricSpec],
+    ranks: usize,
+    resumed: bool,
+) -> Result<(), PlanError> {
+    let refuse = |source: ReplayError| PlanError::Replay {
+        dir: dir.to_path_buf(),
+        source: Box::new(source),
+    };
+    if resumed {
+        return Err(refuse(ReplayError::Resumed));
+    }
+    if let Some(f) = fabrics.iter().find(|f| f.def.kind != FabricKind::Emulated) {
+        return Err(refuse(ReplayError::NotEmulated {
+            fabric: f.label.clone(),
+        }));
+    }
+    let expected = replay::Expected {
+        suites: suites.iter().map(|s| (s.name(), &s.params)).collect(),
+        fabrics: fabrics.iter().map(|f| f.label.as_str()).collect(),
+        ranks,
+    };
+    let mut found = replay::read(dir, &expected).map_err(refuse)?;
+    for f in fabrics {
+        f.compute_replay = found.remove(&f.label);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

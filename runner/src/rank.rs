@@ -210,6 +210,9 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
     };
     let transport = (def.connect)(&ctx).map_err(|e| Failure::new(stage.clone(), e))?;
     let comm = Comm::new(transport);
+    if let Some(r) = &job.compute_replay {
+        comm.replay_compute(r.for_rank(comm.rank()));
+    }
     let fail = |comm: &Comm, e: RankError| Failure::new(comm.transport().stage(), e);
     for s in &spec.suites {
         let suite = suites::find(&s.suite)
@@ -249,6 +252,8 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
         }
     }
     comm.set_stage(&format!("finish fabric {}", def.name));
+    comm.check_compute_replay()
+        .map_err(|e| fail(&comm, e.into()))?;
     send(
         boot.as_ref(),
         &RankEvent::Done {
@@ -256,6 +261,7 @@ fn run_fabric(spec: &JobSpec, job: &FabricJob, boot: Arc<dyn Bootstrap>) -> Resu
             counters: comm.counters(),
             facts: comm.describe(),
             virtual_time: comm.virtual_time(),
+            compute: comm.compute_charged(),
         },
     )
     .map_err(|e| fail(&comm, e.into()))?;

@@ -16,6 +16,22 @@ pub fn median(xs: &[f64]) -> f64 {
     median_in_place(&mut xs.to_vec())
 }
 
+/// The interquartile mean: the mean of the middle half of `xs` (a quarter of the values cut
+/// from each end; all of them below 4 values); NaN for an empty slice. As robust as the median
+/// to a tail of outliers, but not stepped: a timer that ticks in 10 ns moves the median of
+/// 200 ns samples in steps of 5 %, and the mean of thousands of them by a fraction of that.
+pub fn interquartile_mean(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    let cut = n / 4;
+    let middle = &v[cut..n - cut];
+    middle.iter().sum::<f64>() / middle.len() as f64
+}
+
 /// Two-sided p-value of the Mann-Whitney U test of `a` against `b`: normal approximation with
 /// the tie correction and a continuity correction (as scipy.stats.mannwhitneyu with
 /// method="asymptotic", use_continuity=True). 1.0 when either side is empty or every value is tied.
@@ -278,6 +294,23 @@ mod tests {
         assert_eq!(median(&[7.0, 7.0, 1.0, 9.0, 7.0, 1.0]), 7.0);
         assert_eq!(median(&[5.0]), 5.0);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn the_interquartile_mean_drops_a_quarter_at_each_end_and_is_not_stepped() {
+        // 8 values: the two lowest and the two highest go.
+        let xs = [100.0, 1.0, 5.0, 3.0, 4.0, 6.0, 2.0, 7.0];
+        assert_eq!(interquartile_mean(&xs), 4.5);
+        assert_eq!(interquartile_mean(&[2.0, 4.0, 9.0]), 5.0);
+        assert!(interquartile_mean(&[]).is_nan());
+        // Samples on a 10 ns grid, 40 % at 200 and 60 % at 210: the median is 210 (and jumps
+        // to 200 when the share falls below a half); the interquartile mean lies between.
+        let grid: Vec<f64> = (0..1000)
+            .map(|i| if i % 5 < 2 { 200.0 } else { 210.0 })
+            .collect();
+        assert_eq!(median(&grid), 210.0);
+        let iqm = interquartile_mean(&grid);
+        assert!(iqm > 200.0 && iqm < 210.0, "{iqm}");
     }
 
     #[test]

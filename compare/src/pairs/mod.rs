@@ -229,21 +229,18 @@ fn statistic_for(rule: Rule, runs: (usize, usize)) -> Statistic {
 }
 
 /// A facet's value of `stat`: its headline, the median of its samples pooled, or the median
-/// of its runs' medians.
+/// of its runs' values ([`rule::run_value`]).
 fn value_of(f: &Facet, stat: Statistic) -> f64 {
     use bench_core::stats::two_sample::median;
     match stat {
         Statistic::Headline => f.headline,
         Statistic::Median => median(&f.values.concat()),
-        Statistic::MedianOfRuns => median(&run_medians(f)),
+        Statistic::MedianOfRuns => median(&run_values(f)),
     }
 }
 
-fn run_medians(f: &Facet) -> Vec<f64> {
-    f.values
-        .iter()
-        .map(|v| bench_core::stats::two_sample::median(v))
-        .collect()
+fn run_values(f: &Facet) -> Vec<f64> {
+    f.values.iter().map(|v| rule::run_value(v)).collect()
 }
 
 /// The noise floor a side's own runs show, when it holds enough of them; the larger of the two
@@ -252,7 +249,7 @@ fn replicate_floor(a: &Facet, b: &Facet) -> Option<Limit> {
     [a, b]
         .into_iter()
         .filter(|f| f.values.len() >= MIN_FLOOR_RUNS)
-        .filter_map(|f| floor_of(&run_medians(f), LimitSource::Replicates))
+        .filter_map(|f| floor_of(&run_values(f), LimitSource::Replicates))
         .max_by(|x, y| x.fraction.total_cmp(&y.fraction))
 }
 

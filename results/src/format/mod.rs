@@ -3,12 +3,14 @@
 //! of exporters a run directory is written with, and the writers themselves: manifest.json,
 //! summary.csv, samples.csv and results.json ([`json_csv`]), HdrHistogram's `.hlog` and `.hgrm`
 //! ([`histograms`]), OSU's text ([`osu`]), mpptest's table and gnuplot script ([`mpptest`]),
-//! NPB's and nbody's reports ([`npb`], [`nbody`]), the CI tools' JSON ([`ci`]), and the
-//! aligned-text and Markdown [`table::Table`] every crate's printed tables go through. Reading a
-//! run directory back is [`crate::read`]'s job, kept apart: all the files of a run come from
-//! here, so a run read back exports to the same bytes.
+//! NPB's and nbody's reports ([`npb`], [`nbody`]), the compute stretches an emulated run
+//! charged ([`compute`]), the CI tools' JSON ([`ci`]), and the aligned-text and Markdown
+//! [`table::Table`] every crate's printed tables go through. Reading a run directory back is
+//! [`crate::read`]'s job, kept apart: all the files of a run come from here, so a run read
+//! back exports to the same bytes.
 
 pub mod ci;
+pub mod compute;
 pub mod histograms;
 pub mod json_csv;
 pub mod mpptest;
@@ -21,6 +23,7 @@ use std::path::PathBuf;
 
 use crate::model::Run;
 use crate::ResultsError;
+use compute::ComputeCsv;
 use histograms::Histograms;
 use json_csv::{ManifestJson, ResultsJson, SamplesCsv, SummaryCsv};
 use mpptest::MpptestFiles;
@@ -44,6 +47,7 @@ pub static EXPORTERS: &[&dyn Exporter] = &[
     &MpptestFiles,
     &NpbText,
     &NbodyText,
+    &ComputeCsv,
 ];
 
 /// Every file of a run directory, in the order written.

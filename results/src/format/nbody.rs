@@ -64,10 +64,8 @@ pub fn text(run: &Run, series: &Series) -> String {
             },
         ));
         out.push_str(&field("Runs", p.samples_ns.len()));
-        if let Some(scale) = crate::format::npb::compute_scaling(run, series) {
-            out.push_str(&format!(
-                " Compute on the emulated node = {scale}: the host's compute time scaled to the emulated node's speed, in virtual time\n"
-            ));
+        if let Some(line) = crate::format::npb::compute_line(run, series) {
+            out.push_str(&line);
         }
     }
     for n in &series.notes {

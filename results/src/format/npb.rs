@@ -61,6 +61,28 @@ pub fn compute_scaling(run: &Run, series: &Series) -> Option<String> {
     Some(format!("host clock x {} ({name})", t.text()))
 }
 
+/// The run directory the series' compute was replayed from (`run --compute-from`), if it was.
+pub fn compute_replayed_from<'r>(run: &'r Run, series: &Series) -> Option<&'r str> {
+    let f = run.fabric(&series.fabric)?;
+    f.facts
+        .get(crate::format::compute::COMPUTE_REPLAYED_FROM)
+        .map(String::as_str)
+}
+
+/// The line a kernel report says how its compute was charged with, on an emulated fabric:
+/// scaled host time, timed in this run or replayed from an earlier one.
+pub(crate) fn compute_line(run: &Run, series: &Series) -> Option<String> {
+    let scale = compute_scaling(run, series)?;
+    Some(match compute_replayed_from(run, series) {
+        None => format!(
+            " Compute on the emulated node = {scale}: the host's compute time scaled to the emulated node's speed, in virtual time\n"
+        ),
+        Some(dir) => format!(
+            " Compute on the emulated node = {scale}: host times replayed from {dir} (not timed in this run), scaled to the emulated node's speed, in virtual time\n"
+        ),
+    })
+}
+
 /// The report of one kernel run.
 fn report(run: &Run, series: &Series, k: &NpbKernel, class: &str, p: &Point) -> String {
     let time = headline(p, "time").unwrap_or(f64::NAN);
@@ -111,10 +133,8 @@ fn report(run: &Run, series: &Series, k: &NpbKernel, class: &str, p: &Point) -> 
             format!("{:.4} ({:.1}%)", secs(&split.comm_ns), share * 100.0),
         ));
     }
-    if let Some(scale) = compute_scaling(run, series) {
-        out.push_str(&format!(
-            " Compute on the emulated node = {scale}: the host's compute time scaled to the emulated node's speed, in virtual time\n"
-        ));
+    if let Some(line) = compute_line(run, series) {
+        out.push_str(&line);
     }
     out
 }

@@ -180,6 +180,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
                     tunables: f.tunables,
                     counters: f.counters,
                     facts: f.facts,
+                    compute: Vec::new(),
                 })
                 .collect(),
         },

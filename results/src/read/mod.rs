@@ -2,6 +2,7 @@
 //! samples.csv holds every raw sample; everything else in the directory is derived and is not
 //! read. Directories written before schema versions existed go to [`legacy`].
 
+mod compute;
 pub mod legacy;
 mod source;
 
@@ -108,10 +109,9 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
             notes: s.notes,
         });
     }
-    Ok(Run {
-        manifest: file.manifest,
-        series,
-    })
+    let mut manifest = file.manifest;
+    compute::read_compute(dir, &mut manifest.fabrics)?;
+    Ok(Run { manifest, series })
 }
 
 /// The manifest of the run in `dir` alone (what a resumed run is continued with), without

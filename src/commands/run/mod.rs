@@ -88,6 +88,13 @@ pub struct RunArgs {
     /// output and manifest say the run was quick
     #[arg(long)]
     pub quick: bool,
+
+    /// On emulated fabrics, charge the compute stretches an earlier run of the same command
+    /// recorded (its compute.csv) instead of timing them, so the host's load cannot move the
+    /// kernel times; RUN_DIR is that run's directory, or its scaling directory. The output
+    /// says the compute was replayed
+    #[arg(long, value_name = "RUN_DIR")]
+    pub compute_from: Option<PathBuf>,
 }
 
 /// `-n`'s rank counts: one, or several for a scaling run.

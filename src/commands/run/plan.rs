@@ -56,6 +56,9 @@ pub fn plan(
     if let Some(dir) = resume {
         b = b.resume(dir);
     }
+    if let Some(dir) = &args.compute_from {
+        b = b.compute_from(dir);
+    }
     for name in &args.suites {
         b = b.suite_named(
             name,

@@ -15,6 +15,7 @@ mod mpptest;
 mod osu_layout;
 mod progress;
 mod read_back;
+mod replay;
 mod shm;
 pub(crate) mod tcp;
 mod topology;

@@ -11,6 +11,7 @@
 //! and keeps its traffic apart with a context pair of its own.
 
 mod collectives;
+mod compute;
 mod element;
 mod split;
 mod typed;
@@ -18,8 +19,9 @@ mod typed;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::sync::atomic::AtomicU8;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+pub use compute::Replay;
 pub use element::{Complex64, Element};
 pub use split::MAX_SUBCOMMS;
 
@@ -157,6 +159,8 @@ pub struct Comm {
     /// the transport made itself).
     owns_transport: bool,
     ids: RefCell<Vec<ReqId>>,
+    /// The compute stretches this rank charged (and replays), shared by its communicators.
+    compute: Arc<Mutex<compute::ComputeLog>>,
 }
 
 impl Comm {
@@ -174,6 +178,7 @@ impl Comm {
             next_pair: Arc::new(AtomicU8::new(1)),
             owns_transport: true,
             ids: RefCell::new(Vec::new()),
+            compute: Default::default(),
         }
     }
 
@@ -212,9 +217,35 @@ impl Comm {
         }
         let start = bench_core::clock::thread_cpu_ns();
         let r = f();
-        self.t
-            .charge_compute(bench_core::clock::thread_cpu_ns().saturating_sub(start))?;
+        let timed = bench_core::clock::thread_cpu_ns().saturating_sub(start);
+        let charged = self.compute_log().next(timed)?;
+        self.t.charge_compute(charged)?;
         Ok(r)
+    }
+
+    fn compute_log(&self) -> std::sync::MutexGuard<'_, compute::ComputeLog> {
+        // A rank's log is only touched by the rank itself; a panic mid-charge leaves a
+        // complete vector behind, so a poisoned lock's contents are still good.
+        self.compute.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// From now on [`Comm::compute`] charges `replay`'s host times, in order, instead of
+    /// timing each stretch (the work still runs): an earlier run's compute, so two runs of one
+    /// command see the same compute whatever else the host did meanwhile.
+    pub fn replay_compute(&self, replay: Replay) {
+        self.compute_log().set_replay(replay);
+    }
+
+    /// The host nanoseconds of every compute stretch this rank charged so far, in order (none
+    /// off virtual time, where nothing is charged).
+    pub fn compute_charged(&self) -> Vec<u64> {
+        self.compute_log().charged().to_vec()
+    }
+
+    /// Whether a replay was used up exactly: the error says how many stretches this rank
+    /// computed and how many the recording held.
+    pub fn check_compute_replay(&self) -> Result<()> {
+        self.compute_log().check_used_up()
     }
 
     /// Lets `ns` pass on this rank's clock without a communication call: spun on a real

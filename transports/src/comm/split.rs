@@ -26,7 +26,10 @@ impl Comm {
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Comm>> {
         if let Some(n) = self.native() {
             // The transport made it, so finishing it ends (frees) that transport.
-            return Ok(n.split(color, key)?.map(Comm::new));
+            return Ok(n.split(color, key)?.map(|t| Comm {
+                compute: self.compute.clone(),
+                ..Comm::new(t)
+            }));
         }
         let mine = [self.next_pair.load(Ordering::Relaxed) as u64];
         let mut agreed = [0u64];
@@ -71,6 +74,7 @@ impl Comm {
             order: self.order,
             owns_transport: false,
             ids: Default::default(),
+            compute: self.compute.clone(),
         }))
     }
 }
