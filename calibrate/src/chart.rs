@@ -40,7 +40,7 @@ pub fn read(dir: &Path) -> Result<Option<Chart>, CalibrateError> {
         return Ok(None);
     }
     let bad = |why: String| CalibrateError::Request(format!("{}: {why}", path.display()));
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let text = results::read::read_regular(&path).map_err(|e| bad(e.to_string()))?;
     let d: Drawn = serde_json::from_str(&text)
         .map_err(|e| bad(format!("not a calibration's calibration.json: {e}")))?;
     Ok(Some(chart(&d)))

@@ -28,7 +28,7 @@ fn suite_names() -> String {
 
 /// Reads a table file: CSV when its first line is `suite,size,value`, OSU text otherwise.
 pub fn read(path: &Path) -> Result<Vec<Target>, CalibrateError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = results::read::read_regular(path).map_err(|e| {
         CalibrateError::Request(format!("--from {}: cannot read it: {e}", path.display()))
     })?;
     parse(&text, path)

@@ -77,7 +77,8 @@ impl Store {
         names.sort();
         let mut out = Vec::with_capacity(names.len());
         for path in names {
-            let text = fs::read_to_string(&path).map_err(|e| HistoryError::io(&path, e))?;
+            let text =
+                results::read::read_regular(&path).map_err(|e| HistoryError::io(&path, e))?;
             out.push(parse_entry(&text, &path)?);
         }
         out.sort_by(|a, b| (&a.date, a.seq).cmp(&(&b.date, b.seq)));
@@ -201,7 +202,8 @@ enum State {
 fn state(dir: &Path) -> Result<State, HistoryError> {
     let marker = dir.join(MARKER);
     if marker.is_file() {
-        let text = fs::read_to_string(&marker).map_err(|e| HistoryError::io(&marker, e))?;
+        let text =
+            results::read::read_regular(&marker).map_err(|e| HistoryError::io(&marker, e))?;
         let m: Marker = serde_json::from_str(&text).map_err(|e| HistoryError::BadStore {
             path: marker.clone(),
             reason: format!("not a store marker ({e})"),
@@ -227,11 +229,19 @@ fn state(dir: &Path) -> Result<State, HistoryError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::Absent),
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(State::Other),
         Err(e) => Err(HistoryError::io(dir, e)),
-        Ok(mut rd) => Ok(if rd.next().is_none() {
-            State::Empty
-        } else {
-            State::Other
-        }),
+        Ok(rd) => {
+            // What another add leaves while it makes the store (entries/ first, then the
+            // marker through a hidden temporary) is a store being made, not someone else's
+            // directory: ten adds started at once into a new store all succeed.
+            let being_made =
+                |name: &str| name == ENTRIES || name.starts_with(&format!(".{MARKER}.tmp-"));
+            let mut names = rd.flatten().map(|e| e.file_name());
+            Ok(if names.all(|n| being_made(&n.to_string_lossy())) {
+                State::Empty
+            } else {
+                State::Other
+            })
+        }
     }
 }
 

@@ -38,7 +38,7 @@ impl Input {
             Source::Run(Box::new(results::read_run(dir)?))
         } else if dir.join("autotune.json").exists() {
             let path = dir.join("autotune.json");
-            let text = std::fs::read_to_string(&path).map_err(|e| PlotError::Input {
+            let text = results::read::read_regular(&path).map_err(|e| PlotError::Input {
                 path: path.clone(),
                 message: e.to_string(),
             })?;

@@ -127,6 +127,36 @@ pub struct Manifest {
     /// rules, not a measurement to compare against full runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quick: bool,
+    /// Each time the run was continued (`fabbench run --resume`), oldest first: a run made in
+    /// parts says so, and what each earlier part's ranks reported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumption>,
+}
+
+/// One continuation of a kept partial run: when, on which host and build, why the part
+/// before it had ended, what of it was kept, and what its ranks had reported per fabric (the
+/// counters and facts, a single-copy verdict among them, that the new part replaces).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resumption {
+    pub at: String,
+    pub host: String,
+    pub fabbench_version: String,
+    pub git_revision: String,
+    /// The partial reason of the part before.
+    pub after: String,
+    /// How many points the part before had measured that were kept.
+    pub points_kept: usize,
+    /// Per fabric, what the part before's ranks reported, where they reported anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported: Vec<EarlierPart>,
+}
+
+/// What a fabric's ranks had reported in an earlier part of a resumed run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlierPart {
+    pub fabric: String,
+    pub counters: Vec<serde_json::Value>,
+    pub facts: BTreeMap<String, String>,
 }
 
 /// Why a run is incomplete, and what of it is complete.

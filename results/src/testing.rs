@@ -27,6 +27,7 @@ impl RunBuilder {
                 manifest: Manifest {
                     partial: None,
                     quick: false,
+                    resumed: vec![],
                     schema_version: SCHEMA_VERSION,
                     fabbench_version: "0".into(),
                     git_revision: "x".into(),

@@ -10,7 +10,9 @@ use bench_core::tunables::{Settings, Value};
 use results::format::compute::COMPUTE_REPLAYED_FROM;
 use results::format::json_csv::{samples_of_point, ManifestJson, SamplesCsv};
 use results::format::Exporter;
-use results::model::{FabricKind, FabricRun, Manifest, Partial, Run, Series, TunableRecord};
+use results::model::{
+    EarlierPart, FabricKind, FabricRun, Manifest, Partial, Resumption, Run, Series, TunableRecord,
+};
 use results::run_dir::RunDir;
 use results::{ResultsError, SCHEMA_VERSION};
 use transports::fabric::FabricKind as Kind;
@@ -101,6 +103,31 @@ fn fabric_run(f: &FabricSpec, ranks: usize) -> FabricRun {
     }
 }
 
+/// The record of continuing the kept partial `run` (whose partial mark was `before`) at
+/// `stamp`: this host and build, why the part before ended, the points it kept, and what its
+/// ranks had reported per fabric (which the new part's reports replace).
+fn resumption(run: &Run, before: Option<&Partial>, stamp: &str) -> Resumption {
+    Resumption {
+        at: stamp.to_string(),
+        host: HostInfo::collect().hostname,
+        fabbench_version: env!("CARGO_PKG_VERSION").into(),
+        git_revision: env!("FABBENCH_GIT_REVISION").into(),
+        after: before.map(|p| p.reason.clone()).unwrap_or_default(),
+        points_kept: run.series.iter().map(|s| s.points.len()).sum(),
+        reported: run
+            .manifest
+            .fabrics
+            .iter()
+            .filter(|f| !f.counters.is_empty() || !f.facts.is_empty())
+            .map(|f| EarlierPart {
+                fabric: f.fabric.clone(),
+                counters: f.counters.clone(),
+                facts: f.facts.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// The journal's manifest.json: the run so far, marked partial.
 fn write_manifest(run: &Run, dir: &RunDir) -> Result<(), ResultsError> {
     for (path, bytes) in ManifestJson.export(run)? {
@@ -141,12 +168,10 @@ impl<'a> Collector<'a> {
         };
         let run = match prior {
             Some(mut run) => {
-                let finished = run
-                    .manifest
-                    .partial
-                    .take()
-                    .map(|p| p.finished)
-                    .unwrap_or_default();
+                let before = run.manifest.partial.take();
+                let resumption = resumption(&run, before.as_ref(), &stamp);
+                run.manifest.resumed.push(resumption);
+                let finished = before.map(|p| p.finished).unwrap_or_default();
                 run.manifest.partial = Some(Partial {
                     finished,
                     ..in_progress
@@ -157,6 +182,7 @@ impl<'a> Collector<'a> {
                 manifest: Manifest {
                     partial: Some(in_progress),
                     quick: plan.quick,
+                    resumed: Vec::new(),
                     schema_version: SCHEMA_VERSION,
                     fabbench_version: env!("CARGO_PKG_VERSION").into(),
                     git_revision: env!("FABBENCH_GIT_REVISION").into(),
@@ -454,6 +480,7 @@ impl<'a> Collector<'a> {
             if self.done.keys().any(|(label, _)| *label == f.fabric) {
                 // Measured (again) in this process: a resumed run's earlier counters go.
                 f.counters.clear();
+                f.facts.retain(|k, _| !k.starts_with("rank"));
                 f.compute.clear();
             }
             for rank in 0..self.plan.ranks {

@@ -510,20 +510,19 @@ impl PlanBuilder {
 
     fn fabric_specs(&self, launch: &Launch, ranks: usize) -> Result<Vec<FabricSpec>, PlanError> {
         let registry = registry::registry(&[]);
-        let profile =
-            match &self.profile {
-                None => None,
-                Some(p) => Some(std::fs::read_to_string(p).map_err(|source| {
-                    PlanError::ProfileUnreadable {
-                        path: p.clone(),
-                        source,
-                    }
-                })?),
-            };
+        let profile = match &self.profile {
+            None => None,
+            Some(p) => Some(results::read::read_regular(p).map_err(|source| {
+                PlanError::ProfileUnreadable {
+                    path: p.clone(),
+                    source,
+                }
+            })?),
+        };
         let model = match &self.model {
             None => None,
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|source| {
+                let text = results::read::read_regular(p).map_err(|source| {
                     PlanError::ModelCardUnreadable {
                         path: p.clone(),
                         source,

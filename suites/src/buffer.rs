@@ -3,6 +3,8 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
+use crate::SuiteError;
+
 const PAGE: usize = 4096;
 
 pub struct AlignedBuf {
@@ -15,15 +17,19 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    /// `len` bytes (at least one page) aligned to a page, filled with `fill`.
-    pub fn new(len: usize, fill: u8) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(PAGE), PAGE).expect("valid layout");
+    /// `len` bytes (at least one page) aligned to a page, filled with `fill`; an error, not a
+    /// panic, when the memory is not there (a size the user chose past the process's limit).
+    pub fn new(len: usize, fill: u8) -> Result<AlignedBuf, SuiteError> {
+        let out_of_memory = || SuiteError::OutOfMemory { bytes: len };
+        let layout = Layout::from_size_align(len.max(PAGE), PAGE).map_err(|_| out_of_memory())?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory allocating {len} bytes");
+        if ptr.is_null() {
+            return Err(out_of_memory());
+        }
         let mut b = AlignedBuf { ptr, len };
         b.as_mut_slice().fill(fill);
-        b
+        Ok(b)
     }
 
     pub fn as_slice(&self) -> &[u8] {
@@ -52,10 +58,23 @@ mod tests {
     #[test]
     fn buffers_are_page_aligned_and_filled() {
         for len in [0, 1, 4095, 4096, 100_000] {
-            let b = AlignedBuf::new(len, b'a');
+            let b = AlignedBuf::new(len, b'a').unwrap();
             assert_eq!(b.as_slice().as_ptr() as usize % PAGE, 0);
             assert_eq!(b.as_slice().len(), len);
             assert!(b.as_slice().iter().all(|&x| x == b'a'));
         }
+    }
+
+    #[test]
+    fn a_buffer_past_any_memory_is_an_error_that_names_its_size() {
+        // black_box: a buffer nobody reads may be optimised away, allocation and all.
+        let e = std::hint::black_box(AlignedBuf::new(1 << 62, 0))
+            .err()
+            .expect("no machine has 4 EiB");
+        assert!(
+            e.to_string()
+                .starts_with("cannot allocate a 4611686018427387904-byte message buffer"),
+            "{e}"
+        );
     }
 }

@@ -42,6 +42,8 @@ pub fn drive_from<S: Suite>(
     done: &[PointKey],
     report: &mut dyn PointSink,
 ) -> Result<(), SuiteError> {
+    // Named before anything is allocated, so a failure there says where it was.
+    comm.set_stage(&format!("{} start (message buffers)", suite.name()));
     let mut bench = suite.start(comm, params)?;
     match suite.schedule(params) {
         Schedule::Fixed(keys) => {

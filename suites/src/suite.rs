@@ -37,6 +37,9 @@ pub enum SuiteError {
     /// Handing a result to the frontend failed.
     #[error(transparent)]
     Bootstrap(#[from] BootstrapError),
+    /// A message buffer the size the user chose is more memory than the process may have.
+    #[error("cannot allocate a {bytes}-byte message buffer: out of memory; use smaller sizes (-m) or raise the process's memory limit")]
+    OutOfMemory { bytes: usize },
     /// Rank 0 handed the other ranks a point they cannot read.
     #[error("rank 0 chose a point that does not decode: {0}")]
     PointDecode(#[source] serde_json::Error),

@@ -4,7 +4,8 @@
 //! overhead changed and calls it a regression, in every output format, draws a chart per
 //! metric with --plot, and --fail-on-regression maps it to exit 1. Bad input (a run added
 //! twice, a directory that is not a store, a filter that matches nothing, a bad date or option)
-//! is refused in one line with status 2 and leaves the store as it was.
+//! is refused in one line with status 2 and leaves the store as it was. Ten adds started at
+//! once into a store that does not exist yet all succeed.
 
 use std::path::{Path, PathBuf};
 
@@ -281,4 +282,34 @@ fn history_refuses_bad_input_in_one_line_and_keeps_the_store() {
     let o = history(&["show", "--store", store_arg, "--fail-on-regression"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("none"));
+}
+
+#[test]
+fn ten_adds_started_at_once_into_a_new_store_all_succeed() {
+    let _s = serial();
+    let out = scratch("history-concurrent-runs");
+    let runs: Vec<PathBuf> = (0..10).map(|_| rapidio_run(&out, &[])).collect();
+    let store = scratch("history-concurrent").join("store");
+    // All started before any finishes: each may find the store absent, being made, or made.
+    let children: Vec<std::process::Child> = runs
+        .iter()
+        .map(|run| {
+            std::process::Command::new(bin())
+                .args(["history", "add"])
+                .arg(run)
+                .arg("--store")
+                .arg(&store)
+                .args(["--revision", "r1"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let entries = std::fs::read_dir(store.join("entries")).unwrap().count();
+    assert_eq!(entries, 10);
 }

@@ -28,7 +28,7 @@ const KEY: &str = "reference";
 /// Reads and checks the reference file at `path`.
 pub fn load(path: &Path) -> Result<Vec<Reference>, ReferenceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ReferenceError::Unreadable {
+    let text = results::read::read_regular(path).map_err(|source| ReferenceError::Unreadable {
         file: file.clone(),
         source,
     })?;

@@ -136,12 +136,21 @@ fn width(header: &str) -> usize {
     FIELD_WIDTH.max(header.chars().count() + LABEL_GAP)
 }
 
+/// `text` right-aligned in `width` characters. Padded by pushing spaces, not with a format
+/// width: `std::fmt` panics on a width past 65,535, and a column's width comes from a fabric's
+/// label, which any manifest can make that long.
+fn right(out: &mut String, text: &str, width: usize) {
+    let pad = width.saturating_sub(text.chars().count());
+    out.extend(std::iter::repeat_n(' ', pad));
+    out.push_str(text);
+}
+
 /// The header of a table with one value column per fabric (`columns` are their headers).
 pub fn header_multi(title: &str, columns: &[String], validation: bool, comment: &str) -> String {
     let mut out = format!("\n# {title}\n# Datatype: MPI_CHAR.\n{comment}");
     out.push_str(&format!("{:<SIZE_WIDTH$}", "# Size"));
     for c in columns {
-        out.push_str(&format!("{c:>w$}", w = width(c)));
+        right(&mut out, c, width(c));
     }
     if validation {
         out.push_str(&format!("{:>FIELD_WIDTH$}", "Validation"));
@@ -162,8 +171,8 @@ pub fn row_multi(
     for (p, c) in points.iter().zip(columns) {
         let w = width(c);
         match p {
-            Some(p) => out.push_str(&format!("{:>w$.FLOAT_PRECISION$}", p.headline())),
-            None => out.push_str(&format!("{:>w$}", "-")),
+            Some(p) => right(&mut out, &format!("{:.FLOAT_PRECISION$}", p.headline()), w),
+            None => right(&mut out, "-", w),
         }
     }
     if validation {
@@ -385,6 +394,26 @@ mod tests {
             row(&p, chosen),
             "1024                      0.51                0.50                0.95\n"
         );
+    }
+
+    #[test]
+    fn a_fabric_label_past_a_format_width_lines_up_without_a_panic() {
+        // std::fmt's widths stop at 65,535; a manifest can name a fabric longer than that.
+        let cols = vec![format!("{} Avg Latency(us)", "f".repeat(70_000))];
+        let h = header_multi(LAT.0, &cols, false, "");
+        let p = Point {
+            warmup: None,
+            key: PointKey::size(8),
+            metrics: vec![Metric::latency_us(2.0)],
+            samples_ns: vec![300],
+            validated: Some(true),
+            batches: Vec::new(),
+            split: None,
+        };
+        let r = row_multi(8, &[Some(&p)], &cols, false);
+        let (header, row) = (h.lines().last().unwrap(), r.trim_end_matches('\n'));
+        assert_eq!(header.chars().count(), row.chars().count());
+        assert!(row.ends_with(" 0.15"), "{}", &row[row.len() - 20..]);
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub fn read(dir: &Path, manifest: serde_json::Value) -> Result<Run, ResultsError
         manifest: Manifest {
             partial: None,
             quick: false,
+            resumed: vec![],
             schema_version: 0,
             fabbench_version: m.fabbench_version,
             git_revision: m.git_revision,
@@ -219,7 +220,7 @@ fn samples(path: &Path) -> Result<SamplesV0, ResultsError> {
 /// `# fabbench V SUITE: fabric F (KIND), N ranks; LINE` or, in tables with a column per fabric,
 /// `# F (KIND): LINE`.
 fn settings_lines(dir: &Path) -> HashMap<String, String> {
-    let text = std::fs::read_to_string(dir.join("osu.txt")).unwrap_or_default();
+    let text = super::read_regular(&dir.join("osu.txt")).unwrap_or_default();
     let mut out = HashMap::new();
     for l in text.lines() {
         if let Some(rest) = l.strip_prefix("# fabbench ") {

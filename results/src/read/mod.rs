@@ -14,6 +14,7 @@ use bench_core::measure::{Point, PointKey};
 use crate::format::json_csv::{ManifestFile, SampleRow};
 use crate::model::{Run, Series, SCHEMA_VERSION};
 use crate::ResultsError;
+pub use source::read_regular;
 use source::{malformed, read_text};
 
 /// The samples of a run by (suite, fabric, point key), in iteration order.
@@ -67,8 +68,16 @@ pub fn read_run(dir: &Path) -> Result<Run, ResultsError> {
         });
     }
     let file: ManifestFile = serde_json::from_value(value).map_err(|e| malformed(&path, e))?;
-    let mut samples = read_samples(&dir.join("samples.csv"))?;
     let csv = dir.join("samples.csv");
+    let mut text = read_text(&csv)?;
+    if file.manifest.partial.is_some() {
+        // A run that was killed may have been cut off in the middle of appending a point's
+        // rows: its last line, without its newline, is not a row. The points the manifest
+        // lists were all whole before it listed them.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(whole);
+    }
+    let mut samples = parse_samples(&text, &csv)?;
     let mut series = Vec::new();
     for s in file.series {
         let mut points = Vec::new();
@@ -121,11 +130,6 @@ pub fn read_manifest(dir: &Path) -> Result<crate::model::Manifest, ResultsError>
     let text = read_text(&path)?;
     let file: ManifestFile = serde_json::from_str(&text).map_err(|e| malformed(&path, e))?;
     Ok(file.manifest)
-}
-
-/// samples.csv, grouped by point. The iteration column must count up from 0 within a point.
-pub(crate) fn read_samples(path: &Path) -> Result<Samples, ResultsError> {
-    parse_samples(&read_text(path)?, path)
 }
 
 /// samples.csv's text, grouped by point (what [`read_run`] reads the file with; public for the

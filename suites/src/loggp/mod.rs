@@ -127,7 +127,7 @@ impl Suite for Loggp {
         comm: &'c Comm,
         params: &'c LoggpParams,
     ) -> Result<LoggpBench<'c>, SuiteError> {
-        Ok(LoggpBench::new(comm, params))
+        LoggpBench::new(comm, params)
     }
 }
 

@@ -69,14 +69,14 @@ pub struct LoggpBench<'c> {
 
 impl<'c> LoggpBench<'c> {
     /// Buffers for the largest size.
-    pub fn new(comm: &'c Comm, params: &'c LoggpParams) -> LoggpBench<'c> {
+    pub fn new(comm: &'c Comm, params: &'c LoggpParams) -> Result<LoggpBench<'c>, SuiteError> {
         let max = params.size_list().into_iter().max().unwrap_or(0) as usize;
-        LoggpBench {
+        Ok(LoggpBench {
             comm,
             params,
             // At least a byte: the stream's acknowledgement uses one.
-            sbuf: AlignedBuf::new(max.max(ACK_BYTES), b'a'),
-            rbuf: AlignedBuf::new(max.max(ACK_BYTES), b'b'),
+            sbuf: AlignedBuf::new(max.max(ACK_BYTES), b'a')?,
+            rbuf: AlignedBuf::new(max.max(ACK_BYTES), b'b')?,
             me: comm.rank(),
             size: 0,
             n: 0,
@@ -84,7 +84,7 @@ impl<'c> LoggpBench<'c> {
             delay_ns: 0,
             last: 0,
             excluded: 0,
-        }
+        })
     }
 
     /// The delay for this size from untimed ping-pongs between ranks 0 and 1 (the others have

@@ -43,21 +43,21 @@ pub struct HaloBench<'c> {
 }
 
 impl<'c> HaloBench<'c> {
-    pub fn new(comm: &'c Comm, count: usize, max_size: usize) -> HaloBench<'c> {
+    pub fn new(comm: &'c Comm, count: usize, max_size: usize) -> Result<HaloBench<'c>, SuiteError> {
         let partners = partners(comm.rank(), comm.size(), count);
-        HaloBench {
+        Ok(HaloBench {
             comm,
             sbufs: partners
                 .iter()
                 .map(|_| AlignedBuf::new(max_size, b'h'))
-                .collect(),
+                .collect::<Result<_, _>>()?,
             rbufs: partners
                 .iter()
                 .map(|_| AlignedBuf::new(max_size, 0))
-                .collect(),
+                .collect::<Result<_, _>>()?,
             partners,
             n: 0,
-        }
+        })
     }
 
     /// How many partners this rank has.

@@ -242,7 +242,7 @@ impl Suite for Mpptest {
         let max = max_size(p) as usize;
         Ok(match p.test {
             Test::Pair { pattern, protocol } => MpptestBench::Pair {
-                bench: PairBench::new(comm, pair_role(comm.rank()), pattern, protocol, max),
+                bench: PairBench::new(comm, pair_role(comm.rank()), pattern, protocol, max)?,
                 rate_scale: 2.0,
             },
             Test::Bisect {
@@ -253,12 +253,12 @@ impl Suite for Mpptest {
                 let d = distance.unwrap_or((comm.size() / 2).max(1));
                 let role = bisect_roles(comm.size(), d)[comm.rank()];
                 MpptestBench::Pair {
-                    bench: PairBench::new(comm, role, pattern, protocol, max),
+                    bench: PairBench::new(comm, role, pattern, protocol, max)?,
                     rate_scale: comm.size() as f64,
                 }
             }
             Test::Halo { partners } => {
-                let bench = HaloBench::new(comm, partners, max);
+                let bench = HaloBench::new(comm, partners, max)?;
                 // The rate counts the most partners any rank has, as mpptest does.
                 let mut most = [0u64];
                 comm.allreduce(&[bench.partner_count() as u64], &mut most, ReduceOp::Max)?;

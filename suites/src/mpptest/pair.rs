@@ -63,16 +63,16 @@ impl<'c> PairBench<'c> {
         pattern: Pattern,
         protocol: Protocol,
         max_size: usize,
-    ) -> PairBench<'c> {
-        PairBench {
+    ) -> Result<PairBench<'c>, SuiteError> {
+        Ok(PairBench {
             comm,
             role,
             pattern,
             protocol,
-            sbuf: AlignedBuf::new(max_size, b's'),
-            rbuf: AlignedBuf::new(max_size, 0),
+            sbuf: AlignedBuf::new(max_size, b's')?,
+            rbuf: AlignedBuf::new(max_size, 0)?,
             n: 0,
-        }
+        })
     }
 
     /// One iteration: a round trip, or one exchange.

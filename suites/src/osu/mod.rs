@@ -341,8 +341,8 @@ impl<T: OsuTest> Suite for Osu<T> {
                 comm,
                 params,
                 // At least a byte: osu_bw's acknowledgement uses one.
-                sbuf: AlignedBuf::new(max.max(1), b'a'),
-                rbuf: AlignedBuf::new(max.max(1), b'b'),
+                sbuf: AlignedBuf::new(max.max(1), b'a')?,
+                rbuf: AlignedBuf::new(max.max(1), b'b')?,
                 size: 0,
                 n: 0,
                 me,

@@ -317,3 +317,45 @@ fn a_model_card_with_an_unknown_key_is_refused() {
         "unknown key 'soruce' in a [[param]]",
     );
 }
+
+/// A FIFO where a run's manifest.json belongs once blocked every reader for ever: each is
+/// refused at once, in one line, with status 2.
+#[test]
+fn a_fifo_where_a_file_belongs_is_refused_without_hanging() {
+    use std::os::unix::ffi::OsStrExt;
+    let _s = serial();
+    let dir = scratch("fifo-run");
+    let fifo = std::ffi::CString::new(dir.join("manifest.json").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string and mode.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let d = dir.to_str().unwrap();
+    let store = scratch("fifo-store").join("store");
+    let cases: [&[&str]; 4] = [
+        &["report", d],
+        &["plot", d],
+        &["export", d, "--format", "gab"],
+        &["history", "add", d, "--store", store.to_str().unwrap()],
+    ];
+    for args in cases {
+        let mut child = std::process::Command::new(bin())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{args:?} still reading a FIFO after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+    }
+}

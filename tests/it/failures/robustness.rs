@@ -1,8 +1,9 @@
 //! Nothing measured is lost, and nothing half-done passes for complete: a run stopped by a
 //! signal or failing on one fabric keeps its points as `RUN_ID.partial` (marked, with the
 //! reason), `run --resume` finishes it, a launcher killed outright leaves a directory the
-//! next run keeps, two runs started at once never share a directory, and the manifest says
-//! what was in force.
+//! next run keeps, two runs started at once never share a directory, the manifest says what
+//! was in force (and that a run was resumed), and a message buffer past the memory limit fails
+//! its stage in one line instead of panicking.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -171,6 +172,19 @@ fn a_stopped_run_keeps_its_points_and_resume_finishes_it() {
         let m = manifest(&done[0]);
         assert!(m.get("partial").is_none(), "{m}");
         assert_eq!(points(&m), vec![("osu_latency".into(), "shm".into(), 13)]);
+        // It says it was made in two parts: when it was continued, why the first ended, and
+        // how many of its points stand.
+        let resumed = m["resumed"].as_array().unwrap_or_else(|| panic!("{m}"));
+        assert_eq!(resumed.len(), 1, "{m}");
+        assert!(
+            resumed[0]["after"]
+                .as_str()
+                .unwrap()
+                .contains("interrupted"),
+            "{m}"
+        );
+        assert_eq!(resumed[0]["points_kept"], had, "{m}");
+        assert!(!resumed[0]["at"].as_str().unwrap().is_empty(), "{m}");
         let samples = std::fs::read_to_string(done[0].join("samples.csv")).unwrap();
         assert_eq!(samples.lines().count() - 1, 13 * 20000);
         // A complete run is not resumed.
@@ -315,4 +329,40 @@ fn the_manifest_records_the_values_in_force() {
     let m = lat.manifest();
     assert!(m["params"]["osu_latency"].get("window").is_none(), "{m}");
     assert_eq!(m["series"][0]["points"][0]["warmup"], 3);
+}
+
+#[test]
+fn a_message_buffer_past_the_memory_limit_fails_in_one_named_stage_without_a_panic() {
+    let _g = serial();
+    use std::os::unix::process::CommandExt;
+    let out = scratch("out-of-memory");
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "run", "osu_bw", "-m", "1G:1G", "-W", "1", "-i", "1", "-x", "0", "--fabric", "rapidio",
+        "--out",
+    ])
+    .arg(&out);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // 3 GB of address space: two ranks' 1 GiB send and receive buffers do not fit.
+            let limit = libc::rlimit {
+                rlim_cur: 3 << 30,
+                rlim_max: 3 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("cannot allocate a 1073741824-byte message buffer")
+            && err.contains("osu_bw start (message buffers)"),
+        "{err}"
+    );
 }

@@ -1,6 +1,7 @@
 //! Run directories read back into a `Run`: one written now re-exports to the same bytes in
 //! every file; one written before schema versions existed (tests/fixtures/runs) is rebuilt
-//! whole; a missing, malformed or newer one is refused naming the file.
+//! whole; a missing, malformed or newer one is refused naming the file; a partial run cut off
+//! in the middle of a row reads back without it.
 
 use std::path::{Path, PathBuf};
 
@@ -210,4 +211,58 @@ fn missing_malformed_and_newer_runs_are_refused_naming_the_file() {
         e.contains("samples.csv") && e.contains("manifest.json says 5"),
         "{e}"
     );
+}
+
+#[test]
+fn a_partial_run_cut_off_mid_row_reads_back_without_the_torn_row() {
+    let _s = serial();
+    let r = run(
+        "torn-row",
+        &[
+            "run",
+            "osu_latency",
+            "-m",
+            "8:64",
+            "-i",
+            "5",
+            "-x",
+            "1",
+            "--fabric",
+            "rapidio",
+        ],
+    );
+    let dir = r.ok().to_path_buf();
+    let manifest = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let set_partial = |m: &mut serde_json::Value, partial: serde_json::Value| {
+        m["partial"] = partial;
+        std::fs::write(&manifest, serde_json::to_vec_pretty(m).unwrap()).unwrap();
+    };
+    // A killed run's journal: the manifest lists what was whole, and the next point's rows
+    // stop in the middle of one, without its newline.
+    set_partial(
+        &mut m,
+        serde_json::json!({"reason": "killed", "finished": []}),
+    );
+    use std::io::Write;
+    let mut csv = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("samples.csv"))
+        .unwrap();
+    write!(csv, "osu_latency,rapidio,128,,0,1\nosu_latency,rapidio,12").unwrap();
+    drop(csv);
+    let back = read_run(&dir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.series[0].points.len(), 4, "8, 16, 32 and 64 bytes");
+    assert_eq!(back.partial_reason(), Some("killed"));
+    let report = raw(&["report", dir.to_str().unwrap()]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    // A complete run was written whole: a torn row there is a damaged file, and says so.
+    set_partial(&mut m, serde_json::Value::Null);
+    let e = read_run(&dir).unwrap_err().to_string();
+    assert!(e.contains("samples.csv"), "{e}");
 }
