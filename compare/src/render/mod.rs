@@ -105,11 +105,12 @@ pub(crate) fn notes(c: &Comparison) -> Vec<&'static str> {
     }
     if decided_by(Rule::Runs) {
         out.push(
-            "Rows decided by runs had several runs a side: each run's median is one observation, \
-             and baseline and candidate are the median of those; change and interval are the \
-             Hodges-Lehmann ratio of the runs' medians (the median of every candidate-run over \
-             baseline-run ratio) and its interval, so a change must show across the runs and \
-             one disturbed run cannot decide.",
+            "Rows decided by runs had several runs a side: each run's interquartile mean (the \
+             mean of its middle half of samples) is one observation, and baseline and candidate \
+             are the median of those; change and interval are the Hodges-Lehmann ratio of the \
+             runs' values (the median of every candidate-run over baseline-run ratio) and its \
+             interval, so a change must show across the runs and one disturbed run cannot \
+             decide.",
         );
     }
     if decided_by(Rule::Statistical) {
