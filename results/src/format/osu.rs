@@ -396,12 +396,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_fabric_label_past_a_format_width_lines_up_without_a_panic() {
-        // std::fmt's widths stop at 65,535; a manifest can name a fabric longer than that.
-        let cols = vec![format!("{} Avg Latency(us)", "f".repeat(70_000))];
-        let h = header_multi(LAT.0, &cols, false, "");
-        let p = Point {
+    /// An 8-byte latency point of 2 us, validated.
+    fn eight_bytes() -> Point {
+        Point {
             warmup: None,
             key: PointKey::size(8),
             metrics: vec![Metric::latency_us(2.0)],
@@ -409,7 +406,15 @@ mod tests {
             validated: Some(true),
             batches: Vec::new(),
             split: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_fabric_label_past_a_format_width_lines_up_without_a_panic() {
+        // std::fmt's widths stop at 65,535; a manifest can name a fabric longer than that.
+        let cols = vec![format!("{} Avg Latency(us)", "f".repeat(70_000))];
+        let h = header_multi(LAT.0, &cols, false, "");
+        let p = eight_bytes();
         let r = row_multi(8, &[Some(&p)], &cols, false);
         let (header, row) = (h.lines().last().unwrap(), r.trim_end_matches('\n'));
         assert_eq!(header.chars().count(), row.chars().count());
@@ -427,15 +432,7 @@ mod tests {
             h.ends_with("# Size        shm Avg Latency(us)    hyperlink Avg Latency(us)\n"),
             "{h:?}"
         );
-        let p = Point {
-            warmup: None,
-            key: PointKey::size(8),
-            metrics: vec![Metric::latency_us(2.0)],
-            samples_ns: vec![300],
-            validated: Some(true),
-            batches: Vec::new(),
-            split: None,
-        };
+        let p = eight_bytes();
         let r = row_multi(8, &[Some(&p), None], &cols, true);
         assert_eq!(
             r,

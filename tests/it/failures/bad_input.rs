@@ -141,7 +141,7 @@ fn refused_without_hanging(args: &[&str], expect: &[&str]) {
     use std::process::Stdio;
     let out_dir = scratch("bad-card");
     let out_arg = out_dir.join("results");
-    let mut child = std::process::Command::new(bin())
+    let child = std::process::Command::new(bin())
         .args(args)
         .arg("--out")
         .arg(&out_arg)
@@ -149,16 +149,7 @@ fn refused_without_hanging(args: &[&str], expect: &[&str]) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("{args:?} still running after a minute");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = within(child, 60, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
@@ -167,6 +158,21 @@ fn refused_without_hanging(args: &[&str], expect: &[&str]) {
     }
     assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
     assert!(!out_arg.exists(), "{args:?} wrote {}", out_arg.display());
+}
+
+/// `child`'s output, once it exits within `secs` seconds; killed, and the test failed, if it
+/// does not (`args` names it in the failure).
+fn within(mut child: std::process::Child, secs: u64, args: &[&str]) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Card values each in range that together cannot carry a message are refused before the
@@ -337,22 +343,13 @@ fn a_fifo_where_a_file_belongs_is_refused_without_hanging() {
         &["history", "add", d, "--store", store.to_str().unwrap()],
     ];
     for args in cases {
-        let mut child = std::process::Command::new(bin())
+        let child = std::process::Command::new(bin())
             .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > deadline {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("{args:?} still reading a FIFO after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = within(child, 20, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");

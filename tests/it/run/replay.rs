@@ -98,20 +98,8 @@ fn a_replayed_run_charges_the_recorded_compute_and_says_so() {
 fn a_scaling_directory_replays_each_rank_count_from_its_own_run() {
     let _s = serial();
     let out = scratch("replay-scaling");
-    let record = raw(&[
-        "run",
-        "npb",
-        "--kernel",
-        "cg",
-        "--class",
-        "S",
-        "--fabric",
-        "rapidio",
-        "-n",
-        "1,2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let scaled = |more: &[&str]| raw(&[&CG_S[..], &["1,2"], more].concat());
+    let record = scaled(&["--out", out.to_str().unwrap()]);
     assert!(
         record.status.success(),
         "{}",
@@ -119,17 +107,7 @@ fn a_scaling_directory_replays_each_rank_count_from_its_own_run() {
     );
     let scaling = only_entry(&out);
     let again = scratch("replay-scaling-again");
-    let replay = raw(&[
-        "run",
-        "npb",
-        "--kernel",
-        "cg",
-        "--class",
-        "S",
-        "--fabric",
-        "rapidio",
-        "-n",
-        "1,2",
+    let replay = scaled(&[
         "--compute-from",
         scaling.to_str().unwrap(),
         "--out",
