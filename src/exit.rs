@@ -1,6 +1,7 @@
 //! Exit statuses, and how a command's [`Failure`] and the library crates' errors map to them
 //! (with the one line to print): the one place that decides which failure is the user's input
-//! (2), which is the run's (1), and which is a stop (128 + the signal). Commands return their
+//! (2), which is the run's (1), which is a write that failed (3), and which is a stop
+//! (128 + the signal). Commands return their
 //! failure; `main` hands it to [`code`].
 
 use autotune::TuneError;
@@ -10,10 +11,13 @@ use history::HistoryError;
 use runner::RunError;
 
 pub const OK: i32 = 0;
-/// A rank, the launcher or the fabric failed; or results could not be written.
+/// A rank, the launcher or the fabric failed; or a verdict failed (a regression, a check).
 pub const FAILED: i32 = 1;
 /// Bad input: nothing was run or written.
 pub const USAGE: i32 = 2;
+/// Results could not be written: an output directory that cannot be made or written, a
+/// disk that filled up. What a run had measured is kept where it could be (the line says).
+pub const UNWRITTEN: i32 = 3;
 /// 128 + SIGINT, as shells report an interrupted command (SIGTERM gives 143, SIGHUP 129:
 /// the signal that came, see `signals::received`).
 pub const INTERRUPTED: i32 = 130;
@@ -31,6 +35,8 @@ pub enum Failure {
     Usage(String),
     /// The work failed: `error: LINE`, status 1.
     Failed(String),
+    /// Results could not be written: `error: LINE`, status 3.
+    Unwritten(String),
     /// A verdict the command has printed (a regression, a failed check): status 1, no line.
     Verdict,
     /// A library's error: its own line and status ([`Status`]).
@@ -48,12 +54,16 @@ pub fn code(outcome: Result<(), Failure>) -> i32 {
     match outcome {
         Ok(()) => OK,
         Err(Failure::Usage(line)) => {
-            eprintln!("error: {line}");
+            say(&line);
             USAGE
         }
         Err(Failure::Failed(line)) => {
-            eprintln!("error: {line}");
+            say(&line);
             FAILED
+        }
+        Err(Failure::Unwritten(line)) => {
+            say(&line);
+            UNWRITTEN
         }
         Err(Failure::Verdict) => FAILED,
         Err(Failure::Error(e)) => {
@@ -63,25 +73,59 @@ pub fn code(outcome: Result<(), Failure>) -> i32 {
     }
 }
 
+/// A results directory that could not be made or written is [`UNWRITTEN`]; one given to be
+/// read or resumed that is not what was asked for is the user's input.
+fn results_status(e: &results::ResultsError) -> i32 {
+    if e.is_write_failure() {
+        UNWRITTEN
+    } else {
+        USAGE
+    }
+}
+
+/// A chart that could not be written is [`UNWRITTEN`]; one that could not be drawn failed.
+fn plot_status(e: &plots::PlotError) -> i32 {
+    match e {
+        plots::PlotError::Write { .. } => UNWRITTEN,
+        plots::PlotError::Results(r) => results_status(r),
+        _ => FAILED,
+    }
+}
+
+/// A failure to draw or write charts, after `what` (the line's start) was written.
+pub fn charts_failed(e: plots::PlotError, what: &str) -> Failure {
+    let line = format!("{what}: {e}");
+    match plot_status(&e) {
+        UNWRITTEN => Failure::Unwritten(line),
+        _ => Failure::Failed(line),
+    }
+}
+
+/// Prints `error: LINE` on stderr. The line often holds text from a file or a peer (a run id,
+/// a host name, a value that was refused): control characters are escaped and a huge value is
+/// cut ([`results::printable::error_line`]), so it stays one readable line.
+pub fn say(line: &str) {
+    eprintln!("error: {}", results::printable::error_line(line));
+}
+
 /// The exit status an error stands for, and the line it prints.
 pub trait Status: std::fmt::Display + std::fmt::Debug {
     fn status(&self) -> i32;
 
     /// The one line the error deserves on stderr.
     fn print(&self) {
-        eprintln!("error: {self}");
+        say(&self.to_string());
     }
 }
 
 impl Status for RunError {
     fn status(&self) -> i32 {
         match self {
-            RunError::Plan(_) | RunError::Unwritable(_) => USAGE,
+            RunError::Plan(_) => USAGE,
+            RunError::Unwritable(e) => results_status(e),
+            RunError::Unwritten(_) => UNWRITTEN,
             RunError::Interrupted(_) => interrupted(),
-            RunError::Failed { .. }
-            | RunError::Results(_)
-            | RunError::NotFrontend(_)
-            | RunError::Reported => FAILED,
+            RunError::Failed { .. } | RunError::NotFrontend(_) | RunError::Reported => FAILED,
         }
     }
 
@@ -89,8 +133,8 @@ impl Status for RunError {
         // A rank that failed has told the frontend, which reports it once for the job.
         match (self, crate::signals::received()) {
             (RunError::Reported, _) => {}
-            (RunError::Interrupted(m), Some((sig, _))) => eprintln!("error: stopped by {sig}: {m}"),
-            _ => eprintln!("error: {self}"),
+            (RunError::Interrupted(m), Some((sig, _))) => say(&format!("stopped by {sig}: {m}")),
+            _ => say(&self.to_string()),
         }
     }
 }
@@ -98,12 +142,11 @@ impl Status for RunError {
 impl Status for TuneError {
     fn status(&self) -> i32 {
         match self {
-            TuneError::Usage(_) | TuneError::Plan(_) | TuneError::Unwritable(_) => USAGE,
+            TuneError::Usage(_) | TuneError::Plan(_) => USAGE,
+            TuneError::Unwritable(e) => results_status(e),
+            TuneError::Write(_) => UNWRITTEN,
             TuneError::Interrupted(_) => interrupted(),
-            TuneError::NoBudget
-            | TuneError::SweepFailed { .. }
-            | TuneError::Export(_)
-            | TuneError::Write(_) => FAILED,
+            TuneError::NoBudget | TuneError::SweepFailed { .. } | TuneError::Export(_) => FAILED,
         }
     }
 }
@@ -111,11 +154,12 @@ impl Status for TuneError {
 impl Status for CalibrateError {
     fn status(&self) -> i32 {
         match self {
-            CalibrateError::Request(_) | CalibrateError::Unwritable(_) => USAGE,
+            CalibrateError::Request(_) => USAGE,
+            CalibrateError::Unwritable(e) => results_status(e),
+            CalibrateError::Write { .. } => UNWRITTEN,
+            CalibrateError::Chart(e) => plot_status(e),
             CalibrateError::Interrupted => interrupted(),
-            CalibrateError::Run { .. }
-            | CalibrateError::Write { .. }
-            | CalibrateError::Chart(_) => FAILED,
+            CalibrateError::Run { .. } => FAILED,
         }
     }
 }
@@ -123,25 +167,25 @@ impl Status for CalibrateError {
 impl Status for CharacteriseError {
     fn status(&self) -> i32 {
         match self {
-            CharacteriseError::Request(_)
-            | CharacteriseError::Plan(_)
-            | CharacteriseError::Unwritable(_) => USAGE,
+            CharacteriseError::Request(_) | CharacteriseError::Plan(_) => USAGE,
+            CharacteriseError::Unwritable(e) => results_status(e),
+            CharacteriseError::Write { .. } => UNWRITTEN,
+            CharacteriseError::Plot(e) => plot_status(e),
             CharacteriseError::Interrupted(_) => interrupted(),
             CharacteriseError::Run { .. }
             | CharacteriseError::Fit(_)
             | CharacteriseError::Curve(_)
-            | CharacteriseError::Render { .. }
-            | CharacteriseError::Write { .. }
-            | CharacteriseError::Plot(_) => FAILED,
+            | CharacteriseError::Render { .. } => FAILED,
         }
     }
 }
 
 /// Bad input (what was given is not a store, a run, or a date; a run added twice) is 2; a
-/// file that could not be read or written is 1.
+/// file of the store that could not be written is 3, one that could not be read 1.
 impl Status for HistoryError {
     fn status(&self) -> i32 {
         match self {
+            HistoryError::Write { .. } => UNWRITTEN,
             HistoryError::Io { .. } => FAILED,
             _ => USAGE,
         }

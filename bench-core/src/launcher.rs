@@ -12,7 +12,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -176,18 +175,18 @@ impl Job {
     }
 
     /// Relays events to `on_event(rank, json)` until every rank has ended. On the first failure
-    /// (or when `interrupt` is raised) the other ranks are stopped and the failure returned.
+    /// (or once `interrupt()` says so) the other ranks are stopped and the failure returned.
     pub fn supervise(
         mut self,
         on_event: &mut dyn FnMut(usize, &str),
-        interrupt: &AtomicBool,
+        interrupt: &dyn Fn() -> bool,
     ) -> Result<(), LaunchError> {
         let mut connected = vec![false; self.stages.len()];
         let result = loop {
             while let Some(ev) = self.server.next_event(Duration::from_millis(2)) {
                 self.handle(ev, &mut connected, on_event);
             }
-            if interrupt.load(Ordering::SeqCst) {
+            if interrupt() {
                 break Err(LaunchError::Interrupted);
             }
             if let Some(failure) = self.reap_failures() {
@@ -403,7 +402,7 @@ mod tests {
         };
         let start = Instant::now();
         let job = Job::spawn(&sh(script), &placement, server, "t", "j").unwrap();
-        let r = job.supervise(&mut |_, _| {}, &AtomicBool::new(false));
+        let r = job.supervise(&mut |_, _| {}, &|| false);
         (r, start.elapsed())
     }
 

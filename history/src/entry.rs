@@ -173,16 +173,19 @@ impl Entry {
     }
 
     /// The entry's file name: `DATE-REV-RUNID.json`, so a listing sorts by date. Characters a
-    /// file name should not hold become `_`.
+    /// file name should not hold become `_`, and each part is cut so that the name stays
+    /// within the 255 bytes file systems allow (the run id whole is inside the entry; two
+    /// entries whose cut names meet get `-2`, `-3` ...).
     pub fn file_name(&self) -> String {
         let date = Date::parse(&self.date)
             .map(Date::compact)
             .unwrap_or_else(|_| file_safe(&self.date));
+        let part = |s: &str, max: usize| file_safe(s).chars().take(max).collect::<String>();
         format!(
             "{}-{}-{}.json",
-            date,
-            file_safe(&self.revision),
-            file_safe(&self.run_id)
+            part(&date, 32),
+            part(&self.revision, 64),
+            part(&self.run_id, 128)
         )
     }
 
@@ -228,6 +231,17 @@ mod tests {
         assert_eq!(short_revision("ac739cf1c7d7"), "ac739cf1");
         assert_eq!(short_revision("v1.2.3"), "v1.2.3");
         assert_eq!(short_revision("unknown"), "unknown");
+    }
+
+    #[test]
+    fn a_file_name_fits_a_file_system_whatever_the_run_id() {
+        let run = crate::testing::latency_run("r", "2026-01-02T00:00:00Z", 1.0);
+        let mut e = Entry::of(&run, &Default::default(), 1).unwrap();
+        e.run_id = "x".repeat(300_000);
+        e.revision = "f".repeat(1000);
+        let name = e.file_name();
+        assert!(name.len() <= 240, "{} bytes", name.len());
+        assert!(name.ends_with(".json"));
     }
 
     #[test]

@@ -43,6 +43,15 @@ pub enum HistoryError {
     #[error("{0}")]
     Date(String),
 
+    /// A file of the store that could not be written (the disk is full, the directory is
+    /// read-only).
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -52,6 +61,13 @@ pub enum HistoryError {
 }
 
 impl HistoryError {
+    pub(crate) fn write(path: &std::path::Path, source: std::io::Error) -> HistoryError {
+        HistoryError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> HistoryError {
         HistoryError::Io {
             path: path.to_path_buf(),

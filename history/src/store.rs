@@ -150,7 +150,7 @@ pub fn add(
             match write_new(&path, &bytes) {
                 Ok(()) => break path,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(HistoryError::io(&path, e)),
+                Err(e) => return Err(HistoryError::write(&path, e)),
             }
         };
         added.push(Added { path, entry });
@@ -248,7 +248,7 @@ fn state(dir: &Path) -> Result<State, HistoryError> {
 /// Makes `dir` a store if it is not one yet.
 fn create(dir: &Path) -> Result<(), HistoryError> {
     let entries = dir.join(ENTRIES);
-    fs::create_dir_all(&entries).map_err(|e| HistoryError::io(&entries, e))?;
+    fs::create_dir_all(&entries).map_err(|e| HistoryError::write(&entries, e))?;
     let marker = dir.join(MARKER);
     if !marker.is_file() {
         let m = Marker {
@@ -260,7 +260,7 @@ fn create(dir: &Path) -> Result<(), HistoryError> {
         match write_new(&marker, &bytes) {
             // Another add made it first: the same content.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            other => other.map_err(|e| HistoryError::io(&marker, e))?,
+            other => other.map_err(|e| HistoryError::write(&marker, e))?,
         }
     }
     Ok(())

@@ -5,10 +5,12 @@
 mod args;
 mod report;
 
-/// The exit statuses `fabbench` uses, for the two this binary returns.
+/// The exit statuses `fabbench` uses, for the three this binary returns.
 mod exit {
     pub const OK: i32 = 0;
     pub const USAGE: i32 = 2;
+    /// The table or its figures could not be written.
+    pub const UNWRITTEN: i32 = 3;
 }
 
 use clap::error::ErrorKind;

@@ -1,7 +1,7 @@
 //! `fabbench report`, run by the `fabbench-report` binary: stored runs read through the
 //! results reader, tabulated by the report crate, and printed to stdout or written whole to
 //! `-o FILE` (Markdown's figures into a `STEM-plots/` directory beside it). Every error is one
-//! line and exit status 2.
+//! line: exit status 3 when the output could not be written, 2 for anything else.
 
 use std::io::Write;
 
@@ -14,8 +14,11 @@ pub fn run(args: ReportArgs) -> i32 {
     match report(&args) {
         Ok(()) => exit::OK,
         Err(e) => {
-            eprintln!("error: {e}");
-            exit::USAGE
+            eprintln!("error: {}", results::printable::error_line(&e.to_string()));
+            match e {
+                ReportError::Write { .. } => exit::UNWRITTEN,
+                _ => exit::USAGE,
+            }
         }
     }
 }
@@ -83,6 +86,17 @@ fn report(args: &ReportArgs) -> Result<(), ReportError> {
     match &args.output {
         None => {
             let bytes = report::exporter(format, None).export(&report, &figures)?;
+            // Text and Markdown for a terminal: labels from the runs' files (a host name, a
+            // run id) cannot drive it. CSV is data, and HTML escapes its own text.
+            let bytes = match format {
+                Format::Table | Format::Markdown => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    results::printable::terminal_text(&text)
+                        .into_owned()
+                        .into_bytes()
+                }
+                _ => bytes,
+            };
             let mut out = std::io::stdout().lock();
             match out.write_all(&bytes).and_then(|()| out.flush()) {
                 // A reader that stopped early (`| head`) wanted no more.

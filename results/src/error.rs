@@ -46,6 +46,18 @@ pub enum ResultsError {
 }
 
 impl ResultsError {
+    /// Whether results could not be written (as opposed to a file read that was refused).
+    pub fn is_write_failure(&self) -> bool {
+        matches!(
+            self,
+            ResultsError::Unwritable { .. }
+                | ResultsError::Io { .. }
+                | ResultsError::Json(_)
+                | ResultsError::Csv(_)
+                | ResultsError::Histogram(_)
+        )
+    }
+
     /// A CSV writer's buffer that could not be taken back, as the CSV error it is.
     pub(crate) fn csv_flush<W>(e: csv::IntoInnerError<W>) -> ResultsError {
         ResultsError::Csv(csv::Error::from(e.into_error()))

@@ -12,6 +12,7 @@ pub mod format;
 pub mod hdr;
 pub mod model;
 pub mod naming;
+pub mod printable;
 pub mod read;
 pub mod run_dir;
 pub mod scaling;

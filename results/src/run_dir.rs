@@ -35,6 +35,11 @@ pub fn stamp_of(run_id: &str) -> &str {
 
 pub use crate::atomic::write_atomically;
 
+/// The file every point's samples are in (appended as each is measured).
+pub const SAMPLES: &str = "samples.csv";
+/// The file that says what the run is and which points it holds (the reader's entry).
+pub const MANIFEST: &str = "manifest.json";
+
 /// The suffix of a kept, incomplete run's directory: `OUT/RUN_ID.partial`.
 pub const PARTIAL_SUFFIX: &str = ".partial";
 /// The file in a working directory naming the process that writes it.
@@ -203,14 +208,36 @@ impl RunDir {
             })
     }
 
-    /// Appends `bytes` to `rel`, creating it: a journal that only grows (samples.csv).
+    /// Appends `bytes` to `rel`, creating it: a journal that only grows (samples.csv). An
+    /// append that fails (a full disk) is cut back off, so the file ends where it did, with
+    /// no torn line, and the space the part written took is free for the manifest that says
+    /// why the run stopped.
     pub fn append(&self, rel: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
         let target = self.target(rel)?;
-        fs::OpenOptions::new()
+        let mut f = fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&target)
-            .and_then(|mut f| f.write_all(bytes))
+            .map_err(io_error(&target))?;
+        let before = f.metadata().map_err(io_error(&target))?.len();
+        f.write_all(bytes).map_err(|e| {
+            let _ = f.set_len(before);
+            io_error(&target)(e)
+        })
+    }
+
+    /// As [`RunDir::write`], except that a file already holding exactly `bytes` (the journal's
+    /// samples.csv, which the final export repeats) is only synced: rewriting it would need
+    /// its size again in free space.
+    pub fn write_unless_same(&self, rel: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+        let target = self.target(rel)?;
+        let same = fs::metadata(&target).is_ok_and(|m| m.len() == bytes.len() as u64)
+            && fs::read(&target).is_ok_and(|had| had == bytes);
+        if !same {
+            return self.write(rel, bytes);
+        }
+        fs::File::open(&target)
+            .and_then(|f| f.sync_all())
             .map_err(io_error(&target))
     }
 
@@ -222,11 +249,15 @@ impl RunDir {
         Ok(target)
     }
 
-    /// Removes the journal's files before the final export writes every file afresh.
-    pub fn clear(&self) -> Result<(), ResultsError> {
+    /// Removes every file and directory of the run but `keep` (names in the run's top level)
+    /// and the owner file: the exports an earlier part of a resumed run left, once the files
+    /// that replace them are written. Never called before they are, so a disk that refuses a
+    /// write cannot cost what was already there.
+    pub fn remove_except(&self, keep: &[&str]) -> Result<(), ResultsError> {
         for entry in fs::read_dir(&self.work).map_err(io_error(&self.work))? {
             let entry = entry.map_err(io_error(&self.work))?;
-            if entry.file_name() == OWNER {
+            let name = entry.file_name();
+            if name == OWNER || keep.iter().any(|k| name == *k) {
                 continue;
             }
             let p = entry.path();

@@ -3,6 +3,7 @@
 //! passed on to the sink as it happens.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use bench_core::machine::HostInfo;
@@ -13,7 +14,7 @@ use results::format::Exporter;
 use results::model::{
     EarlierPart, FabricKind, FabricRun, Manifest, Partial, Resumption, Run, Series, TunableRecord,
 };
-use results::run_dir::RunDir;
+use results::run_dir::{RunDir, MANIFEST, SAMPLES};
 use results::{ResultsError, SCHEMA_VERSION};
 use transports::fabric::FabricKind as Kind;
 use transports::transport::Counters;
@@ -39,6 +40,16 @@ struct Done {
     compute: Vec<u64>,
 }
 
+/// What a collector hands back when the run ends.
+pub(crate) struct Ended<'a> {
+    pub run: Run,
+    pub sink: &'a mut dyn Sink,
+    /// The run directory, still the working one.
+    pub dir: Option<RunDir>,
+    /// Per series, how many of its points the journal holds whole.
+    pub journalled: Vec<usize>,
+}
+
 pub(crate) struct Collector<'a> {
     plan: &'a Plan,
     sink: &'a mut dyn Sink,
@@ -50,8 +61,15 @@ pub(crate) struct Collector<'a> {
     journal: Option<RunDir>,
     /// samples.csv in the journal has its header.
     journal_started: bool,
-    /// The first journal write that failed: the run cannot promise its points are on disk.
+    /// The first journal write that failed: nothing more is measured or journalled, since
+    /// the run could not keep it.
     pub journal_error: Option<ResultsError>,
+    /// Raised with `journal_error`, for the launch loops to stop the ranks (they cannot
+    /// borrow the collector while it takes their events).
+    unwritable: &'a AtomicBool,
+    /// Per series, how many of its points are whole on disk (samples and the manifest that
+    /// lists them): what a run that could not write its final files keeps.
+    journalled: Vec<usize>,
     /// Series carried over from a resumed run (their header and rows were replayed).
     resumed: Vec<(String, String)>,
 }
@@ -156,6 +174,7 @@ impl<'a> Collector<'a> {
         sink: &'a mut dyn Sink,
         journal: Option<RunDir>,
         prior: Option<Run>,
+        unwritable: &'a AtomicBool,
     ) -> Collector<'a> {
         let stamp = humantime::format_rfc3339_seconds(start).to_string();
         let in_progress = Partial {
@@ -215,6 +234,8 @@ impl<'a> Collector<'a> {
             journal,
             journal_started: false,
             journal_error: None,
+            unwritable,
+            journalled: Vec::new(),
             resumed: Vec::new(),
         };
         c.sink.event(&Event::Started {
@@ -265,18 +286,27 @@ impl<'a> Collector<'a> {
     }
 
     /// A resumed run's journal starts as the kept part of it: the series measured again are
-    /// gone from samples.csv, so their new samples do not follow old ones.
+    /// gone from samples.csv, so their new samples do not follow old ones. The kept part is
+    /// replaced, never deleted first: samples.csv, then the manifest that lists its points, and
+    /// only then the earlier part's exports (derived files the final write makes again), so a
+    /// disk that refuses leaves the kept part as it was.
     fn rewrite_journal(&mut self) {
         let Some(dir) = self.journal.as_ref() else {
             return;
         };
-        let written = dir.clear().and_then(|()| {
-            for (path, bytes) in SamplesCsv.export(&self.run)? {
-                dir.write_quick(&path, &bytes)?;
-            }
-            write_manifest(&self.run, dir)
-        });
+        let written = SamplesCsv
+            .export(&self.run)
+            .and_then(|files| {
+                for (path, bytes) in files {
+                    dir.write_quick(&path, &bytes)?;
+                }
+                write_manifest(&self.run, dir)
+            })
+            .and_then(|()| dir.remove_except(&[SAMPLES, MANIFEST]));
         self.journal_started = self.run.series.iter().any(|s| !s.points.is_empty());
+        if written.is_ok() {
+            self.journalled = self.run.series.iter().map(|s| s.points.len()).collect();
+        }
         self.note_journal(written);
     }
 
@@ -284,22 +314,31 @@ impl<'a> Collector<'a> {
         if let Err(e) = r {
             tracing::warn!("journal: {e}");
             self.journal_error.get_or_insert(e);
+            self.unwritable.store(true, Ordering::SeqCst);
         }
     }
 
     /// The point just pushed onto series `i`, onto disk: its samples appended, then the
-    /// manifest that lists it (a reader never sees a point without its samples).
+    /// manifest that lists it (a reader never sees a point without its samples). After a
+    /// write failed nothing more is appended: a torn line must stay the journal's last.
     fn journal_point(&mut self, i: usize) {
         let Some(dir) = self.journal.as_ref() else {
             return;
         };
+        if self.journal_error.is_some() {
+            return;
+        }
         let series = &self.run.series[i];
         let point = series.points.last().expect("just pushed");
         let header = !self.journal_started;
         let written = samples_of_point(series, point, header)
-            .and_then(|rows| dir.append(std::path::Path::new("samples.csv"), &rows))
+            .and_then(|rows| dir.append(std::path::Path::new(SAMPLES), &rows))
             .and_then(|()| write_manifest(&self.run, dir));
         self.journal_started = true;
+        if written.is_ok() {
+            self.journalled.resize(self.run.series.len(), 0);
+            self.journalled[i] = self.run.series[i].points.len();
+        }
         self.note_journal(written);
     }
 
@@ -353,7 +392,7 @@ impl<'a> Collector<'a> {
                 if let Some(p) = self.run.manifest.partial.as_mut() {
                     p.finished.push((suite.clone(), fabric.clone()));
                 }
-                if let Some(dir) = self.journal.as_ref() {
+                if let (Some(dir), None) = (self.journal.as_ref(), &self.journal_error) {
                     let written = write_manifest(&self.run, dir);
                     self.note_journal(written);
                 }
@@ -464,11 +503,7 @@ impl<'a> Collector<'a> {
 
     /// The run as it ends: end time, and per fabric what every rank reported. It stays
     /// marked partial unless `complete`, with `reason` as the why.
-    pub fn finish(
-        mut self,
-        complete: bool,
-        reason: &str,
-    ) -> (Run, &'a mut dyn Sink, Option<RunDir>) {
+    pub fn finish(mut self, complete: bool, reason: &str) -> Ended<'a> {
         self.run.manifest.end_time =
             humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         if complete {
@@ -506,6 +541,13 @@ impl<'a> Collector<'a> {
             }
         }
         self.sink.event(&Event::Finished { run: &self.run });
-        (self.run, self.sink, self.journal)
+        let mut journalled = self.journalled;
+        journalled.resize(self.run.series.len(), 0);
+        Ended {
+            run: self.run,
+            sink: self.sink,
+            dir: self.journal,
+            journalled,
+        }
     }
 }

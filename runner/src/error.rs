@@ -267,6 +267,26 @@ impl std::fmt::Display for Kept {
     }
 }
 
+/// Where a run whose results could not be written left what it could keep, and how to go on.
+fn kept_after_write_failed(kept: &Kept) -> String {
+    match kept {
+        Kept::In(path) => format!(
+            "; measuring stopped there, and the points written before are kept in {0} \
+             (`fabbench run --resume {0}` measures the rest once there is room)",
+            path.display()
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Results that could not be written, and what of the run was kept.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {cause}{}", crate::UNWRITTEN, kept_after_write_failed(kept))]
+pub struct Unwritten {
+    pub cause: ResultsError,
+    pub kept: Kept,
+}
+
 /// Why a stopped run stopped: the stop itself, or what failed while the ranks were stopping.
 #[derive(Debug, thiserror::Error)]
 #[error("{cause}{kept}")]
@@ -291,9 +311,10 @@ pub enum RunError {
     /// The caller asked the run to stop; every rank was stopped.
     #[error(transparent)]
     Interrupted(Box<Interruption>),
-    /// Measuring worked but the results could not be written.
+    /// Results could not be written (the disk filled up, say): measuring stopped at the first
+    /// write that failed, and what the journal held whole is kept, the run marked partial.
     #[error(transparent)]
-    Results(ResultsError),
+    Unwritten(Box<Unwritten>),
     /// A rank (not the frontend) failed and has already told the frontend why.
     #[error("this rank failed; the frontend reports why")]
     Reported,

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,13 +26,14 @@ use crate::rank::run_reporting;
 /// How long rank 0 waits for the other ranks' last reports once its own work is done.
 const GRACE: Duration = Duration::from_secs(10);
 
-/// Runs fabric `idx` of the plan with ranks fabbench starts. Once `stop` is raised, the
-/// error is what failed while the ranks were stopping (or the stop itself).
+/// Runs fabric `idx` of the plan with ranks fabbench starts. Once `stop` says so (the caller
+/// asked, or results can no longer be written), the error is what failed while the ranks
+/// were stopping (or the stop itself).
 pub(crate) fn local(
     plan: &Plan,
     idx: usize,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let job_id = random_hex(6);
@@ -67,7 +67,7 @@ fn processes(
     idx: usize,
     job_id: &str,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let token = random_hex(16);
@@ -121,7 +121,7 @@ fn launcher(
     hook: fn(&LaunchRequest) -> Result<LaunchCommand, transports::Refusal>,
     job_id: &str,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     use bench_core::bootstrap::env;
     let fp = &plan.fabrics[idx];
@@ -166,7 +166,12 @@ fn launcher(
 
 /// Ranks as tasks of one thread of this process (emulated fabrics under their discrete-event
 /// scheduler, which lets one rank run at a time); their events arrive on an in-process channel.
-fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Result<(), JobError> {
+fn threads(
+    plan: &Plan,
+    idx: usize,
+    c: &mut Collector,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let (boots, events) = bench_core::bootstrap::local::group(plan.ranks);
     let spec = Arc::new(JobSpec::of(plan, &[idx]));
@@ -186,7 +191,7 @@ fn threads(plan: &Plan, idx: usize, c: &mut Collector, stop: &AtomicBool) -> Res
         .map_err(JobError::Threads)?;
     // Events flow until every rank thread has dropped its end of the channel.
     loop {
-        if stop.load(Ordering::SeqCst) {
+        if stop() {
             return Err(JobError::Interrupted);
         }
         match events.recv_timeout(Duration::from_millis(20)) {
@@ -292,7 +297,7 @@ pub(crate) fn external(
     ext: &External,
     boot: &BootSpec,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     let spec = JobSpec::of(plan, &all_fabrics(plan));
     let token = external_token(ext);
@@ -313,7 +318,7 @@ fn external_tcp(
     job: &str,
     spec: JobSpec,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     let port = hostport.rsplit_once(':').map(|(_, p)| p).unwrap_or("0");
     let server = Server::start(hostport, ext.size, token)
@@ -341,7 +346,7 @@ fn external_tcp(
     let mut closed = vec![false; ext.size];
     let mut finished_at: Option<Instant> = None;
     loop {
-        if stop.load(Ordering::SeqCst) {
+        if stop() {
             return Err(JobError::Interrupted);
         }
         if let Some(ev) = server.next_event(Duration::from_millis(20)) {
@@ -427,7 +432,7 @@ fn external_dir(
     job: &str,
     spec: JobSpec,
     c: &mut Collector,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     use bench_core::bootstrap::dir::Dir;
     let watcher = Dir::new(path, job, 0, ext.size)?;
@@ -435,7 +440,7 @@ fn external_dir(
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(mine)));
     let mut finished_at: Option<Instant> = None;
     let result = loop {
-        if stop.load(Ordering::SeqCst) {
+        if stop() {
             break Err(JobError::Interrupted);
         }
         let events = watcher.take_events();

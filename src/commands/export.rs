@@ -73,7 +73,7 @@ pub fn run(args: ExportArgs) -> Result<(), Failure> {
             eprintln!("warning: {name} left out: its value is not a finite number");
         }
         for file in &export.files {
-            let path = write(out, file).map_err(Failure::Failed)?;
+            let path = write(out, file).map_err(Failure::Unwritten)?;
             println!("{}", path.display());
         }
     }

@@ -37,7 +37,8 @@ pub enum HistoryAction {
                       most favours the change) confirms them, as Apache Otava does; on exact \
                       (emulated) series every change of value is one, and a value that returns \
                       after one entry is a spike. Exit status: 0, or 1 with --fail-on-regression \
-                      when a series sits on a regressed level; 2 on bad input. Example: fabbench \
+                      when a series sits on a regressed level; 2 on bad input; 3 when the store cannot be \
+                      written. Example: fabbench \
                       history show --store perf-history --metric latency --plot perf-plots"
     )]
     Show(ShowArgs),
@@ -191,7 +192,7 @@ fn add(args: AddArgs) -> Result<(), HistoryError> {
     for a in history::store::add(&args.store, &args.runs, &overrides)? {
         println!(
             "added {} ({} {}) as {}",
-            a.entry.run_id,
+            results::printable::cut(&results::printable::printable(&a.entry.run_id), 256),
             a.entry.short_revision(),
             a.entry.date,
             a.path.display()
@@ -219,16 +220,23 @@ fn show(args: ShowArgs) -> Result<(), Failure> {
             ImageFormat::Png => plots::Format::Png,
             ImageFormat::Both => plots::Format::Both,
         };
-        let paths =
-            plots::write_all(&charts, dir, format).map_err(|e| Failure::Failed(e.to_string()))?;
+        let paths = plots::write_all(&charts, dir, format).map_err(|e| match e {
+            plots::PlotError::Write { .. } => Failure::Unwritten(e.to_string()),
+            e => Failure::Failed(e.to_string()),
+        })?;
         for p in paths {
             eprintln!("wrote {}", p.display());
         }
     }
-    print!(
-        "{}",
-        history::format::render(&view, Format::from(args.format))
-    );
+    let format = Format::from(args.format);
+    let text = history::format::render(&view, format);
+    match format {
+        // Data for other tools, as written.
+        Format::Csv | Format::Json | Format::Otava => print!("{text}"),
+        Format::Table | Format::Markdown => {
+            print!("{}", results::printable::terminal_text(&text))
+        }
+    }
     if args.fail_on_regression && view.regressed() {
         eprintln!(
             "history: a series sits on a regressed level (its last change point is a regression)"

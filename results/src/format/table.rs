@@ -5,7 +5,13 @@
 //! [`escape_markdown`], so that no text from a run (a label, a host name, a setting, a verdict's
 //! reason) can split a cell, end a row or turn into markup; a caller that means a cell to be
 //! Markdown (bold, code) says so with [`Cell::markdown`]. Text is padded by pushing spaces, not
-//! by a format width, which `std::fmt` caps at 65,535.
+//! by a format width, which `std::fmt` caps at 65,535. Every header and cell is printed as
+//! [`crate::printable::cell`] makes it, in both forms: control characters escaped (an ESC in a
+//! host name cannot drive the terminal) and anything past 256 characters cut with an ellipsis.
+
+use std::borrow::Cow;
+
+use crate::printable;
 
 /// Which side of its column a cell sits on: numbers go right so their digits line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +55,11 @@ impl Cell {
     }
 
     fn as_markdown(&self) -> String {
+        let shown = printable::cell(&self.content);
         if self.is_markdown {
-            one_line(&self.content)
+            one_line(&shown)
         } else {
-            escape_markdown(&self.content)
+            escape_markdown(&shown)
         }
     }
 }
@@ -139,24 +146,23 @@ impl Table {
     /// as its widest cell (in characters), and no line ends in spaces.
     pub fn to_text(&self) -> String {
         let columns = self.headers.len();
+        let header: Vec<Cow<str>> = self.headers.iter().map(|h| printable::cell(h)).collect();
+        let rows: Vec<Vec<Cow<str>>> = self
+            .rows
+            .iter()
+            .map(|r| (0..columns).map(|c| printable::cell(cell(r, c))).collect())
+            .collect();
         let widths: Vec<usize> = (0..columns)
             .map(|c| {
-                self.rows
-                    .iter()
-                    .map(|r| cell(r, c).chars().count())
-                    .chain([self.headers[c].chars().count()])
+                rows.iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([header[c].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
             .collect();
         let mut out = String::new();
-        let header: Vec<&str> = self.headers.iter().map(String::as_str).collect();
-        let lines = [header].into_iter().chain(
-            self.rows
-                .iter()
-                .map(|r| (0..columns).map(|c| cell(r, c)).collect()),
-        );
-        for cells in lines {
+        for cells in [&header].into_iter().chain(&rows) {
             let start = out.len();
             for (c, text) in cells.iter().enumerate() {
                 if c > 0 {
@@ -185,7 +191,12 @@ impl Table {
     pub fn to_markdown(&self) -> String {
         let columns = self.headers.len();
         let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-        let mut out = line(self.headers.iter().map(|h| escape_markdown(h)).collect());
+        let mut out = line(
+            self.headers
+                .iter()
+                .map(|h| escape_markdown(&printable::cell(h)))
+                .collect(),
+        );
         let marks: Vec<&str> = self
             .aligns
             .iter()

@@ -5,7 +5,7 @@
 mod floors;
 mod references;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use compare::render::render;
@@ -16,7 +16,7 @@ use crate::exit::Failure;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 when nothing regressed, 1 when something did (or, with \
-                  --references, a check failed), 2 on bad input. Runs on emulated fabrics are \
+                  --references, a check failed), 2 on bad input, 3 when an export cannot be written. Runs on emulated fabrics are \
                   compared exactly. On a measured fabric one run a side cannot separate a change \
                   from run-to-run variation: such rows are inconclusive (exit 0) unless the \
                   change passes --bound or a floor learned with --history; directories of \
@@ -106,7 +106,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     if let Some(file) = &args.references {
         return references::run(&args, file);
     }
-    let c = compared(&args).map_err(Failure::Usage)?;
+    let c = compared(&args)?;
     let failed = match args.fail_on {
         FailOn::Regression => c.regressed(),
         FailOn::Change => c.changed(),
@@ -119,7 +119,31 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
 }
 
 /// Everything up to the exit status: the comparison, its exports written and its text printed.
-fn compared(args: &CompareArgs) -> Result<Comparison, String> {
+/// A write that fails is [`Failure::Unwritten`]; everything before it is the user's input.
+fn compared(args: &CompareArgs) -> Result<Comparison, Failure> {
+    let (comparison, stdout, exports) = rendered(args).map_err(Failure::Usage)?;
+    let files: Vec<_> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    compare::write::make_parents(&files)
+        .and_then(|()| compare::write::write_all(&files))
+        .map_err(|e| Failure::Unwritten(e.to_string()))?;
+    print!("{}", for_terminal(&stdout, args.format.into()));
+    Ok(comparison)
+}
+
+/// Text and Markdown as a terminal should get them (control characters from the runs'
+/// labels escaped, a huge line cut); JSON, which is data and escapes its own strings, as it is.
+pub(crate) fn for_terminal(text: &str, format: Format) -> std::borrow::Cow<'_, str> {
+    match format {
+        Format::Json => std::borrow::Cow::Borrowed(text),
+        Format::Table | Format::Markdown => results::printable::terminal_text(text),
+    }
+}
+
+/// A rendered export: where it goes and its text.
+type Export<'a> = (&'a Path, String);
+
+/// The comparison, its text for stdout and its exports, nothing written yet.
+fn rendered(args: &CompareArgs) -> Result<(Comparison, String, Vec<Export<'_>>), String> {
     let [baseline, candidate] = args.runs.as_slice() else {
         return Err(format!(
             "compare needs two run directories, BASELINE and CANDIDATE (or one RUN with \
@@ -149,11 +173,7 @@ fn compared(args: &CompareArgs) -> Result<Comparison, String> {
     if let Some(path) = &args.export_json {
         exports.push((path.as_path(), text(Format::Json)?));
     }
-    let files: Vec<_> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
-    compare::write::make_parents(&files).map_err(|e| e.to_string())?;
-    compare::write::write_all(&files).map_err(|e| e.to_string())?;
-    print!("{stdout}");
-    Ok(comparison)
+    Ok((comparison, stdout, exports))
 }
 
 /// The options of the decision, each checked against its range; an error names the option.

@@ -27,8 +27,9 @@ pub fn run(args: &CompareArgs, file: &Path) -> Result<(), Failure> {
     let files: Vec<(&Path, &[u8])> = exports.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
     let written =
         compare::write::make_parents(&files).and_then(|()| compare::write::write_all(&files));
-    written.map_err(|e| Failure::Failed(e.to_string()))?;
-    print!("{}", references::render(&outcome, args.format.into()));
+    written.map_err(|e| Failure::Unwritten(e.to_string()))?;
+    let text = references::render(&outcome, args.format.into());
+    print!("{}", super::for_terminal(&text, args.format.into()));
     if outcome.passed() {
         Ok(())
     } else {

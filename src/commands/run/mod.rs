@@ -237,7 +237,7 @@ fn execute(
                 .run_dir(&run)
                 .expect("a run from the command line is written to a directory");
             let files = plot::after_run(&dir, &[&run]).map_err(|e| {
-                Failure::Failed(format!("the run is written, its charts are not: {e}"))
+                crate::exit::charts_failed(e, "the run is written, its charts are not")
             })?;
             eprintln!(
                 "# plots: {} charts in {}",

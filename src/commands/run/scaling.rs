@@ -87,14 +87,14 @@ pub fn run(
             Ok(())
         })
         .map_err(|e| {
-            Failure::Failed(format!(
+            Failure::Unwritten(format!(
                 "the runs are written, the scaling table is not: {e}"
             ))
         })?;
     eprintln!("# scaling: {}", dir.join("scaling.csv").display());
     if args.plot {
         let files = plot::after_run(dir, &refs).map_err(|e| {
-            Failure::Failed(format!("the runs are written, their charts are not: {e}"))
+            crate::exit::charts_failed(e, "the runs are written, their charts are not")
         })?;
         eprintln!(
             "# plots: {} charts in {}",

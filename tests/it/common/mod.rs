@@ -99,6 +99,15 @@ pub fn raw(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().unwrap()
 }
 
+/// What `dir` holds (files and directories, hidden ones too), sorted; nothing if it is gone.
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
 /// Files under `dir`, recursively, relative.
 pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -106,21 +106,6 @@ fn osu_buffers_other_than_host_memory() {
 }
 
 #[test]
-fn unwritable_out_is_refused_before_anything_runs() {
-    let file = scratch("notadir").join("file");
-    std::fs::write(&file, b"x").unwrap();
-    let under_file = file.join("results");
-    refused(
-        &["run", "osu_bw", "--out", under_file.to_str().unwrap()],
-        "cannot write results to",
-    );
-    refused(
-        &["run", "osu_bw", "--out", "/proc/fabbench"],
-        "pass --out DIR",
-    );
-}
-
-#[test]
 fn bad_profile_files() {
     let dir = scratch("profile");
     let p = dir.join("p.toml");
@@ -354,5 +339,67 @@ fn a_fifo_where_a_file_belongs_is_refused_without_hanging() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains("not a regular file"), "{args:?}: {stderr}");
+    }
+}
+
+/// Every byte `out` printed is shown text: no control character but the line breaks and tabs
+/// of its layout, and no line longer than a person can read (a 5 MB value cut).
+fn readable(args: &[&str], out: &std::process::Output) {
+    for (name, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let text = String::from_utf8_lossy(bytes);
+        let raw: Vec<char> = text
+            .chars()
+            .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+            .collect();
+        assert!(raw.is_empty(), "{args:?} printed {raw:?} raw on {name}");
+        let longest = text.lines().map(str::len).max().unwrap_or(0);
+        assert!(
+            longest < 5000,
+            "{args:?}: a line of {longest} bytes on {name}"
+        );
+    }
+}
+
+#[test]
+fn text_from_result_files_cannot_drive_the_terminal_or_flood_it() {
+    let _g = serial();
+    let base = scratch("hostile");
+    let runs = base.join("runs");
+    quick_run(&runs);
+    let dir = entries(&runs).pop().unwrap();
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // A host name that would clear the screen and retitle the window, and a run id of 300 kB
+    // (more than a cell, a legend line or an error should ever repeat).
+    m["host"]["hostname"] = "vm\u{1b}[2J\u{1b}]0;owned\u{7}".into();
+    m["run_id"] = format!("run\u{1b}[31m{}", "A".repeat(300_000)).into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let d = dir.to_str().unwrap();
+    let store = base.join("store");
+    let s = store.to_str().unwrap();
+    for args in [
+        vec!["report", d],
+        vec!["report", d, "--format", "markdown"],
+        vec!["compare", d, d],
+        vec!["compare", d, d, "--format", "markdown"],
+        vec!["history", "add", "--store", s, d],
+        vec!["history", "show", "--store", s],
+    ] {
+        let o = raw(&args);
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        readable(&args, &o);
+    }
+
+    // A one-line error repeats a 5 MB value cut, not whole.
+    m["schema_version"] = format!("\u{1b}[5m{}", "9".repeat(5_000_000)).into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    for args in [vec!["report", d], vec!["plot", d], vec!["compare", d, d]] {
+        let o = raw(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        readable(&args, &o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("more bytes)"), "{args:?}: {err}");
     }
 }

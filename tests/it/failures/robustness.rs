@@ -53,14 +53,6 @@ fn wait_for_points(out: &Path, points: usize) {
     }
 }
 
-fn entries(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 fn finish(mut child: Child) -> (i32, String, String) {
     let start = Instant::now();
     loop {
