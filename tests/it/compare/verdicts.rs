@@ -242,7 +242,7 @@ fn exports_are_written_whole() {
         .as_str()
         .unwrap()
         .ends_with("-osu_latency+osu_bw-rapidio"));
-    // One export that cannot be written: status 2, nothing printed, and the other untouched.
+    // One export that cannot be written: status 3, nothing printed, and the other untouched.
     std::fs::remove_file(&md).unwrap();
     let c = compare(&[
         path(&a),
@@ -253,7 +253,7 @@ fn exports_are_written_whole() {
         // Under a file, where no directory can be made.
         "/dev/null/missing/compare.json",
     ]);
-    assert_eq!(c.code, 2);
+    assert_eq!(c.code, 3, "{}", c.stderr);
     assert!(c.stdout.is_empty(), "{}", c.stdout);
     assert!(c.stderr.contains("missing/compare.json"), "{}", c.stderr);
     assert!(!md.exists(), "no export is written unless all are");
