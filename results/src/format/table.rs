@@ -136,27 +136,29 @@ impl Table {
     }
 
     /// Aligned text: the header, then a line per row; columns two spaces apart, each as wide
-    /// as its widest cell (in characters), and no line ends in spaces.
+    /// as its widest cell (in characters), and no line ends in spaces. A line break in a cell
+    /// is a space, as in Markdown: it would end the row.
     pub fn to_text(&self) -> String {
         let columns = self.headers.len();
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
+        let lines: Vec<Vec<String>> = [self.headers.iter().map(|h| one_line(h)).collect()]
+            .into_iter()
+            .chain(
                 self.rows
                     .iter()
-                    .map(|r| cell(r, c).chars().count())
-                    .chain([self.headers[c].chars().count()])
+                    .map(|r| (0..columns).map(|c| one_line(cell(r, c))).collect()),
+            )
+            .collect();
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                lines
+                    .iter()
+                    .map(|l| l[c].chars().count())
                     .max()
                     .unwrap_or(0)
             })
             .collect();
         let mut out = String::new();
-        let header: Vec<&str> = self.headers.iter().map(String::as_str).collect();
-        let lines = [header].into_iter().chain(
-            self.rows
-                .iter()
-                .map(|r| (0..columns).map(|c| cell(r, c)).collect()),
-        );
-        for cells in lines {
+        for cells in &lines {
             let start = out.len();
             for (c, text) in cells.iter().enumerate() {
                 if c > 0 {
@@ -290,6 +292,16 @@ mod tests {
         t.push_row(["—", "x"]);
         t.push_row(["éé", "y"]);
         assert_eq!(t.to_text(), "a   b\n—   x\néé  y\n");
+    }
+
+    /// Found by the fuzz target `table_render`: a line break in a cell ended its row in the
+    /// text, so a reason or a label of two lines shifted every column after it.
+    #[test]
+    fn a_line_break_in_a_cell_keeps_its_row_on_one_line() {
+        let mut t = Table::with_columns([("a\nb", Align::Left), ("c", Align::Right)]);
+        t.push_row(["one\r\ntwo", "3"]);
+        t.push_row(["x\ry", "4"]);
+        assert_eq!(t.to_text(), "a b      c\none two  3\nx y      4\n");
     }
 
     #[test]
