@@ -537,3 +537,59 @@ impl Drop for TcpWire {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// Rank 0's wire with rank 1 connected, and rank 1's end of the connection.
+    fn connected() -> (TcpWire, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let far = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (near, addr) = l.accept().unwrap();
+        near.set_nonblocking(true).unwrap();
+        let wire = TcpWire {
+            rank: 0,
+            size: 2,
+            peers: vec![None, Some(Peer::new(near, addr))],
+            local: l.local_addr().unwrap(),
+            clock: RealClock::new(),
+            rejected: 0,
+            next_peer: 0,
+            quickack: false,
+        };
+        (wire, far)
+    }
+
+    /// Four bytes from a peer used to be able to make the wire grow its buffer to 4 GiB.
+    #[test]
+    fn a_prefix_past_the_largest_frame_fails_the_peer_without_growing_the_buffer() {
+        let (mut wire, mut far) = connected();
+        let mut sent = frame_prefix(3).to_vec();
+        sent.extend_from_slice(b"abc");
+        sent.extend_from_slice(&[0xff; 4]);
+        sent.extend_from_slice(&[0; 60]);
+        far.write_all(&sent).unwrap();
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let err = loop {
+            let polled = wire.poll(&mut |_, f| {
+                got.push(f.to_vec());
+                Ok(())
+            });
+            match polled {
+                Err(e) => break e,
+                Ok(_) => assert!(Instant::now() < deadline, "the prefix was not refused"),
+            }
+        };
+        assert_eq!(got, [b"abc".to_vec()], "the frame before it arrives");
+        let line = err.to_string();
+        assert!(
+            line.contains("rank 1") && line.contains("announced a frame of 4294967295 bytes"),
+            "{line}"
+        );
+        let buffer = wire.peers[1].as_ref().unwrap().inb.len();
+        assert!(buffer <= READ_CHUNK * 4, "{buffer}");
+    }
+}
