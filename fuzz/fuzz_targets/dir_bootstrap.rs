@@ -47,16 +47,17 @@ fn parts(data: &[u8]) -> [&[u8]; 5] {
     out
 }
 
+/// A scratch job directory for one input, removed after it (`Dir::remove`, as rank 0 does).
 fn job() -> (PathBuf, Dir) {
     // In memory where there is /dev/shm: a put syncs its file, which a disk makes slow.
     let shm = std::path::Path::new("/dev/shm");
-    let tmp = if shm.is_dir() {
+    let base = if shm.is_dir() {
         shm.to_path_buf()
     } else {
         std::env::temp_dir()
     };
-    let base = tmp.join(format!("fabbench-fuzz-dir-{}", std::process::id()));
-    let dir = Dir::new(&base, "fuzz", 0, SIZE).expect("a scratch job directory");
+    let job = format!("fuzz-dir-{}", std::process::id());
+    let dir = Dir::new(&base, &job, 0, SIZE).expect("a scratch job directory");
     (dir.root().to_path_buf(), dir)
 }
 
@@ -66,7 +67,6 @@ fn plain_name(name: &str) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    thread_local!(static JOB: (PathBuf, Dir) = job());
     let [name, event, key, value, stage] = parts(data);
     let name = String::from_utf8_lossy(name);
     if let Some(r) = event_rank(&name, SIZE) {
@@ -74,32 +74,29 @@ fuzz_target!(|data: &[u8]| {
     }
     let (r, seq) = (name.len() % SIZE, event.len() as u64);
     assert_eq!(event_rank(&event_file_name(r, seq), SIZE), Some(r));
-    JOB.with(|(root, dir)| {
-        let events = root.join("events");
-        for e in std::fs::read_dir(&events).expect("events/").flatten() {
-            let _ = std::fs::remove_file(e.path());
-        }
-        if plain_name(&name) && name.len() < 200 {
-            std::fs::write(events.join(&*name), event).expect("an event file");
-            let taken = dir.take_events();
-            match (event_rank(&name, SIZE), std::str::from_utf8(event)) {
-                (Some(r), Ok(text)) => {
-                    assert_eq!(taken, vec![(r, text.to_string())]);
-                    assert!(dir.take_events().is_empty(), "an event is taken once");
-                }
-                _ => assert!(taken.is_empty(), "{taken:?}"),
+    let (root, dir) = job();
+    let events = root.join("events");
+    if plain_name(&name) && name.len() < 200 {
+        std::fs::write(events.join(&*name), event).expect("an event file");
+        let taken = dir.take_events();
+        match (event_rank(&name, SIZE), std::str::from_utf8(event)) {
+            (Some(r), Ok(text)) => {
+                assert_eq!(taken, vec![(r, text.to_string())]);
+                assert!(dir.take_events().is_empty(), "an event is taken once");
             }
+            _ => assert!(taken.is_empty(), "{taken:?}"),
         }
-        let key = String::from_utf8_lossy(key);
-        if key.len() < 100 {
-            std::fs::write(root.join("kv").join(file_name(&key)), value).expect("a value");
-            let got = dir.get(&key, Duration::ZERO).ok();
-            assert_eq!(got.as_deref(), std::str::from_utf8(value).ok());
-            let text = String::from_utf8_lossy(value);
-            dir.put(&key, &text).expect("a key put");
-            assert_eq!(dir.get(&key, Duration::ZERO).ok().as_deref(), Some(&*text));
-        }
-        std::fs::write(root.join("stage").join("1"), stage).expect("a stage report");
-        assert_eq!(dir.stage_of(1).as_deref(), std::str::from_utf8(stage).ok());
-    });
+    }
+    let key = String::from_utf8_lossy(key);
+    if key.len() < 100 {
+        std::fs::write(root.join("kv").join(file_name(&key)), value).expect("a value");
+        let got = dir.get(&key, Duration::ZERO).ok();
+        assert_eq!(got.as_deref(), std::str::from_utf8(value).ok());
+        let text = String::from_utf8_lossy(value);
+        dir.put(&key, &text).expect("a key put");
+        assert_eq!(dir.get(&key, Duration::ZERO).ok().as_deref(), Some(&*text));
+    }
+    std::fs::write(root.join("stage").join("1"), stage).expect("a stage report");
+    assert_eq!(dir.stage_of(1).as_deref(), std::str::from_utf8(stage).ok());
+    dir.remove();
 });
