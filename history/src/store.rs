@@ -204,25 +204,7 @@ fn state(dir: &Path) -> Result<State, HistoryError> {
     if marker.is_file() {
         let text =
             results::read::read_regular(&marker).map_err(|e| HistoryError::io(&marker, e))?;
-        let m: Marker = serde_json::from_str(&text).map_err(|e| HistoryError::BadStore {
-            path: marker.clone(),
-            reason: format!("not a store marker ({e})"),
-        })?;
-        if m.format != FORMAT {
-            return Err(HistoryError::BadStore {
-                path: marker,
-                reason: format!("format is '{}', not '{FORMAT}'", m.format),
-            });
-        }
-        if m.version != VERSION {
-            return Err(HistoryError::BadStore {
-                path: marker,
-                reason: format!(
-                    "store version {} is not supported; this fabbench reads version {VERSION}",
-                    m.version
-                ),
-            });
-        }
+        parse_marker(&text, &marker)?;
         return Ok(State::Store);
     }
     match fs::read_dir(dir) {
@@ -245,19 +227,46 @@ fn state(dir: &Path) -> Result<State, HistoryError> {
     }
 }
 
+/// store.json's text (what opening a store checks first; public for the fuzz target
+/// `history_store`): Ok when it names a store of this format and version. `path` only names
+/// the file in errors.
+pub fn parse_marker(text: &str, path: &Path) -> Result<(), HistoryError> {
+    let bad = |reason: String| HistoryError::BadStore {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let m: Marker =
+        serde_json::from_str(text).map_err(|e| bad(format!("not a store marker ({e})")))?;
+    if m.format != FORMAT {
+        return Err(bad(format!("format is '{}', not '{FORMAT}'", m.format)));
+    }
+    if m.version != VERSION {
+        return Err(bad(format!(
+            "store version {} is not supported; this fabbench reads version {VERSION}",
+            m.version
+        )));
+    }
+    Ok(())
+}
+
+/// store.json's bytes, as a new store gets them.
+pub fn marker_bytes() -> Vec<u8> {
+    let m = Marker {
+        format: FORMAT.into(),
+        version: VERSION,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&m).expect("the marker serialises");
+    bytes.push(b'\n');
+    bytes
+}
+
 /// Makes `dir` a store if it is not one yet.
 fn create(dir: &Path) -> Result<(), HistoryError> {
     let entries = dir.join(ENTRIES);
     fs::create_dir_all(&entries).map_err(|e| HistoryError::write(&entries, e))?;
     let marker = dir.join(MARKER);
     if !marker.is_file() {
-        let m = Marker {
-            format: FORMAT.into(),
-            version: VERSION,
-        };
-        let mut bytes = serde_json::to_vec_pretty(&m).expect("the marker serialises");
-        bytes.push(b'\n');
-        match write_new(&marker, &bytes) {
+        match write_new(&marker, &marker_bytes()) {
             // Another add made it first: the same content.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             other => other.map_err(|e| HistoryError::write(&marker, e))?,

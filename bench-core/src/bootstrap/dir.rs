@@ -24,7 +24,9 @@ pub struct Dir {
     events: Mutex<u64>,
 }
 
-fn file_name(key: &str) -> String {
+/// The file a key's value is kept in, under `kv/` (public for the fuzz target
+/// `dir_bootstrap`, which writes a rank's keys where ranks write them).
+pub fn file_name(key: &str) -> String {
     key.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
@@ -42,6 +44,21 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     })
+}
+
+/// The name of the `seq`-th event file `rank` writes under `events/`.
+pub fn event_file_name(rank: usize, seq: u64) -> String {
+    format!("{rank}.{seq:012}.json")
+}
+
+/// The rank an event file under `events/` comes from, by its name: `RANK.SEQ.json` as
+/// [`event_file_name`] makes it, with a rank of the job (below `size`). Anything else in the
+/// directory (a temporary file being written, a stray file, a rank the job does not have) is
+/// no rank's event.
+pub fn event_rank(name: &str, size: usize) -> Option<usize> {
+    let stem = name.strip_suffix(".json")?;
+    let rank: usize = stem.split('.').next()?.parse().ok()?;
+    (rank < size).then_some(rank)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -82,16 +99,11 @@ impl Dir {
         let mut names: Vec<PathBuf> = fs::read_dir(self.root.join("events"))
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
-        names.retain(|p| p.extension().is_some_and(|x| x == "json"));
         names.sort();
         let mut out = Vec::new();
         for p in names {
-            let stem = p
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            let rank = stem.split('.').next().and_then(|r| r.parse().ok());
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            let rank = event_rank(&name, self.size);
             if let (Some(rank), Ok(json)) = (rank, fs::read_to_string(&p)) {
                 out.push((rank, json));
                 let _ = fs::remove_file(&p);
@@ -204,7 +216,7 @@ impl Bootstrap for Dir {
             &self
                 .root
                 .join("events")
-                .join(format!("{}.{seq:012}.json", self.rank)),
+                .join(event_file_name(self.rank, seq)),
             json.as_bytes(),
         )
         .map_err(|e| self.err(format!("event: {e}")))
@@ -250,6 +262,16 @@ mod tests {
         ranks[0].remove();
         assert!(!ranks[0].root().exists());
         let _ = std::fs::remove_dir_all(base);
+    }
+
+    #[test]
+    fn event_files_name_a_rank_of_the_job() {
+        assert_eq!(event_rank(&event_file_name(2, 7), 3), Some(2));
+        assert_eq!(event_rank("1.000000000001.json", 2), Some(1));
+        // A rank the job does not have is no rank's event, nor is a file being written.
+        assert_eq!(event_rank("99.000000000001.json", 2), None);
+        assert_eq!(event_rank("1.000000000001.tmp4242", 2), None);
+        assert_eq!(event_rank(".json", 2), None);
     }
 
     #[test]

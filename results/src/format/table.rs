@@ -9,8 +9,6 @@
 //! [`crate::printable::cell`] makes it, in both forms: control characters escaped (an ESC in a
 //! host name cannot drive the terminal) and anything past 256 characters cut with an ellipsis.
 
-use std::borrow::Cow;
-
 use crate::printable;
 
 /// Which side of its column a cell sits on: numbers go right so their digits line up.
@@ -55,11 +53,10 @@ impl Cell {
     }
 
     fn as_markdown(&self) -> String {
-        let shown = printable::cell(&self.content);
         if self.is_markdown {
-            one_line(&shown)
+            shown(&self.content)
         } else {
-            escape_markdown(&shown)
+            escape_markdown(&shown(&self.content))
         }
     }
 }
@@ -143,14 +140,15 @@ impl Table {
     }
 
     /// Aligned text: the header, then a line per row; columns two spaces apart, each as wide
-    /// as its widest cell (in characters), and no line ends in spaces.
+    /// as its widest cell (in characters), and no line ends in spaces. A line break in a cell
+    /// is a space, as in Markdown: it would end the row.
     pub fn to_text(&self) -> String {
         let columns = self.headers.len();
-        let header: Vec<Cow<str>> = self.headers.iter().map(|h| printable::cell(h)).collect();
-        let rows: Vec<Vec<Cow<str>>> = self
+        let header: Vec<String> = self.headers.iter().map(|h| shown(h)).collect();
+        let rows: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| (0..columns).map(|c| printable::cell(cell(r, c))).collect())
+            .map(|r| (0..columns).map(|c| shown(cell(r, c))).collect())
             .collect();
         let widths: Vec<usize> = (0..columns)
             .map(|c| {
@@ -194,7 +192,7 @@ impl Table {
         let mut out = line(
             self.headers
                 .iter()
-                .map(|h| escape_markdown(&printable::cell(h)))
+                .map(|h| escape_markdown(&shown(h)))
                 .collect(),
         );
         let marks: Vec<&str> = self
@@ -218,6 +216,12 @@ impl Table {
         }
         out
     }
+}
+
+/// A header or cell as either form prints it: on one line (a line break would end the row),
+/// control characters escaped and cut to [`printable::CELL_MAX`] characters.
+fn shown(text: &str) -> String {
+    printable::cell(&one_line(text)).into_owned()
 }
 
 /// The text of `row`'s cell in `column`, empty where the row is short.
@@ -303,8 +307,20 @@ mod tests {
         assert_eq!(t.to_text(), "a   b\n—   x\néé  y\n");
     }
 
+    /// Found by the fuzz target `table_render`: a line break in a cell ended its row in the
+    /// text, so a reason or a label of two lines shifted every column after it.
     #[test]
-    fn a_cell_wider_than_a_format_width_is_padded() {
+    fn a_line_break_in_a_cell_keeps_its_row_on_one_line() {
+        let mut t = Table::with_columns([("a\nb", Align::Left), ("c", Align::Right)]);
+        t.push_row(["one\r\ntwo", "3"]);
+        t.push_row(["x\ry", "4"]);
+        assert_eq!(t.to_text(), "a b      c\none two  3\nx y      4\n");
+    }
+
+    #[test]
+    fn a_cell_wider_than_a_format_width_is_cut_and_padded() {
+        // Wider than the 65,535 std::fmt allows a width (which once panicked), and than a
+        // person reads: cut to CELL_MAX characters, saying how much is left out.
         let wide = "x".repeat(70_000);
         let mut t = Table::with_columns([("a", Align::Right), ("b", Align::Left)]);
         t.push_row([wide.as_str(), "end"]);
@@ -312,12 +328,28 @@ mod tests {
         let text = t.to_text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0].chars().count(), 70_000 + 2 + 1);
+        let shown = lines[1].strip_suffix("  end").unwrap();
+        let width = shown.chars().count();
+        assert!(width <= printable::CELL_MAX && width > printable::CELL_MAX - 30, "{width}");
+        assert!(shown.ends_with(" more bytes)"), "{shown}");
+        assert_eq!(lines[0].chars().count(), width + 2 + 1);
         for l in &lines[1..] {
-            assert_eq!(l.chars().count(), 70_000 + 2 + 3, "every row as wide");
+            assert_eq!(l.chars().count(), width + 2 + 3, "every row as wide");
         }
-        assert!(lines[2].starts_with(&" ".repeat(69_999)) && lines[2].ends_with("1  end"));
-        assert!(t.to_markdown().contains(&wide));
+        assert!(lines[2].ends_with("1  end"));
+        let markdown = t.to_markdown();
+        assert!(markdown.contains("more bytes)") && !markdown.contains(&wide));
+    }
+
+    #[test]
+    fn control_characters_in_cells_are_shown_escaped() {
+        let mut t = Table::new(["host", "run"]);
+        t.push_row(["vm\u{1b}[2J", "r\u{7}"]);
+        let text = t.to_text();
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(text.contains("vm\\u{1b}[2J"), "{text}");
+        let md = t.to_markdown();
+        assert!(!md.chars().any(|c| c.is_control() && c != '\n'), "{md:?}");
     }
 
     #[test]

@@ -144,7 +144,8 @@ pub(crate) fn host_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
 }
 
-pub(crate) fn encode<T: Element>(values: &[T], order: HostOrder) -> Vec<u8> {
+/// `values` as the little-endian bytes that travel, from a host that holds them in `order`.
+pub fn encode<T: Element>(values: &[T], order: HostOrder) -> Vec<u8> {
     let mut out = vec![0u8; values.len() * T::SIZE];
     for (v, chunk) in values.iter().zip(out.chunks_exact_mut(T::SIZE)) {
         v.put(chunk, order);
@@ -152,7 +153,11 @@ pub(crate) fn encode<T: Element>(values: &[T], order: HostOrder) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode_into<T: Element>(bytes: &[u8], out: &mut [T], order: HostOrder) {
+/// Typed elements received from a peer (`bytes`, little-endian) into `out`, held in `order`:
+/// one element per whole `T::SIZE` bytes, as many as both hold; elements of `out` past what
+/// came stay as they were, a trailing part of an element is not read. Public, like `encode`,
+/// for the fuzz target `typed_elements`.
+pub fn decode_into<T: Element>(bytes: &[u8], out: &mut [T], order: HostOrder) {
     for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
         *o = T::take(chunk, order);
     }

@@ -22,7 +22,7 @@ use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex};
 
 pub use compute::Replay;
-pub use element::{Complex64, Element};
+pub use element::{decode_into, encode, Complex64, Element};
 pub use split::MAX_SUBCOMMS;
 
 use crate::error::{Result, TransportError};

@@ -44,23 +44,29 @@ pub const TUNABLES: &[Def] = &[RING_BYTES.def()];
 
 const MAGIC: &[u8; 8] = b"FABBSHM1";
 const HEADER_BYTES: usize = 4096;
+/// Bytes of the segment header: the magic, the rank count and each ring's byte area.
+pub const SEGMENT_HEADER_LEN: usize = 24;
 
 /// The segment's header, as rank 0 writes it for the others to check: the magic, then the
 /// rank count and each ring's byte area as u64 in network order. Only ranks of one host map a
 /// segment, but it is encoded like every other header, so nothing depends on that.
-fn segment_header(size: usize, data_cap: usize) -> [u8; 24] {
-    let mut h = [0u8; 24];
+pub fn segment_header(size: usize, data_cap: usize) -> [u8; SEGMENT_HEADER_LEN] {
+    let mut h = [0u8; SEGMENT_HEADER_LEN];
     h[..8].copy_from_slice(MAGIC);
     h[8..16].copy_from_slice(&(size as u64).to_be_bytes());
     h[16..24].copy_from_slice(&(data_cap as u64).to_be_bytes());
     h
 }
 
-/// The rank count and byte area a segment header gives, or None without the magic.
-fn read_segment_header(h: &[u8; 24]) -> Option<(u64, u64)> {
+/// The rank count and byte area the header at the start of `h` gives, or None without the
+/// magic or with fewer than [`SEGMENT_HEADER_LEN`] bytes. What every rank but 0 reads from the
+/// segment rank 0 made (public for the fuzz target `shm_segment`).
+pub fn read_segment_header(h: &[u8]) -> Option<(u64, u64)> {
+    let h = h.get(..SEGMENT_HEADER_LEN)?;
     let at = |o: usize| u64::from_be_bytes(h[o..o + 8].try_into().expect("8 bytes"));
     (&h[..8] == MAGIC).then(|| (at(8), at(16)))
 }
+
 /// Frames one poll takes from one peer before looking at the next (fairness).
 const POLL_BATCH: usize = 32;
 
@@ -220,7 +226,7 @@ impl ShmWire {
             let p = boot.get("shm/segment", cfg.timeout)?;
             let seg = Segment::open(std::path::Path::new(&p), total)
                 .map_err(|e| setup_err(format!("cannot map {p}: {e}")))?;
-            let mut h = [0u8; 24];
+            let mut h = [0u8; SEGMENT_HEADER_LEN];
             // SAFETY: the header was written by rank 0 before it published the path.
             unsafe { std::ptr::copy_nonoverlapping(seg.base(), h.as_mut_ptr(), h.len()) };
             let (n, cap) = read_segment_header(&h).ok_or_else(|| {

@@ -81,7 +81,9 @@ impl Verdict {
         }
     }
 
-    fn encode(&self) -> String {
+    /// The verdict as rank 1 publishes it through the bootstrap (`decode` reads it back on
+    /// every rank; public, like `decode`, for the fuzz target `shm_segment`).
+    pub fn encode(&self) -> String {
         match self {
             Verdict::Refused(why) => format!("refused {why}"),
             Verdict::Measured { trials, .. } => trials
@@ -92,7 +94,8 @@ impl Verdict {
         }
     }
 
-    fn decode(s: &str) -> Option<Verdict> {
+    /// What rank 1 published, or None when it is not a verdict.
+    pub fn decode(s: &str) -> Option<Verdict> {
         if let Some(why) = s.strip_prefix("refused ") {
             return Some(Verdict::Refused(why.to_string()));
         }
@@ -309,16 +312,16 @@ fn measure(l: &mut Link<'_>) -> Result<Verdict> {
 
 /// What rank 1 asks of rank 0: stream `size` bytes, or (with `tail`) write the last `tail`
 /// bytes of `size` at `dst`; a zero size ends the probe. Three u64 in network order, like
-/// every header that crosses between ranks.
+/// every header that crosses between ranks. Public for the fuzz target `shm_segment`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Request {
-    size: u64,
-    tail: u64,
-    dst: u64,
+pub struct Request {
+    pub size: u64,
+    pub tail: u64,
+    pub dst: u64,
 }
 
 impl Request {
-    fn encode(&self) -> [u8; 24] {
+    pub fn encode(&self) -> [u8; 24] {
         let mut b = [0u8; 24];
         b[..8].copy_from_slice(&self.size.to_be_bytes());
         b[8..16].copy_from_slice(&self.tail.to_be_bytes());
@@ -326,7 +329,9 @@ impl Request {
         b
     }
 
-    fn decode(f: &[u8]) -> Request {
+    /// The request in frame `f` as rank 0 reads it: a short frame's missing bytes are zero,
+    /// bytes past 24 are not read.
+    pub fn decode(f: &[u8]) -> Request {
         let mut b = [0u8; 24];
         let n = f.len().min(24);
         b[..n].copy_from_slice(&f[..n]);

@@ -17,9 +17,11 @@
 //! receive buffer the engine names (`FrameSink::place`), not through the wire's buffer.
 //!
 //! The module is cut by role: `setup` makes the connections (listen, hello, accept),
-//! `sockopt` sets the socket options that must precede them, and `wire` is the data path
-//! the engine drives; this file holds the fabric's definition and its tunables.
+//! `sockopt` sets the socket options that must precede them, `wire` is the data path
+//! the engine drives and `frame` its length prefix; this file holds the fabric's definition
+//! and its tunables.
 
+pub mod frame;
 mod setup;
 mod sockopt;
 mod wire;

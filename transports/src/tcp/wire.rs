@@ -14,6 +14,8 @@ use crate::error::{Result, TransportError};
 use crate::header::MAX_HEADER_LEN;
 use crate::wire::{FragKind, FrameSink, GetOutcome, Placement, Protocol, Wire, WireCaps};
 
+use super::frame::{self, PREFIX};
+
 /// Bytes the wire may hold back for one peer before refusing frames (back-pressure).
 const BACKLOG: usize = 8 << 20;
 const READ_CHUNK: usize = 256 << 10;
@@ -73,14 +75,16 @@ pub struct TcpWire {
     /// Re-arm TCP_QUICKACK after every read that returned data (see `Buffers::quickack`).
     pub(super) quickack: bool,
 }
-/// A frame's length prefix: u32, network order.
-pub(super) fn frame_prefix(len: usize) -> [u8; 4] {
-    (len as u32).to_be_bytes()
-}
+/// A frame's length prefix: u32, network order (see `frame`).
+pub(super) use super::frame::prefix as frame_prefix;
 
-/// The frame length a prefix at the start of `b` gives.
+/// The frame length a whole prefix at the start of `b` gives (for the golden-byte test).
+#[cfg(test)]
 pub(super) fn frame_len(b: &[u8]) -> usize {
-    u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as usize
+    frame::announced(b)
+        .ok()
+        .flatten()
+        .expect("a whole prefix of a frame the wire accepts")
 }
 impl TcpWire {
     /// Hands every frame that has arrived to `sink`, reading a large DATA payload straight into
@@ -129,10 +133,12 @@ impl TcpWire {
                     p.in_end -= p.in_start;
                     p.in_start = 0;
                 }
-                if p.in_end - p.in_start >= 4 {
-                    let len = frame_len(&p.inb[p.in_start..]);
-                    if 4 + len > p.inb.len() - p.in_start && (len < PLACE_MIN || p.declined) {
-                        p.inb.resize(4 + len + READ_CHUNK, 0);
+                // A prefix past the largest frame is refused before the buffer grows for it.
+                let announced = frame::announced(&p.inb[p.in_start..p.in_end])
+                    .map_err(|e| oversized(peer, p.addr, e))?;
+                if let Some(len) = announced {
+                    if PREFIX + len > p.inb.len() - p.in_start && (len < PLACE_MIN || p.declined) {
+                        p.inb.resize(PREFIX + len + READ_CHUNK, 0);
                     }
                 }
                 if p.inb.len() - p.in_end < READ_CHUNK / 4 {
@@ -150,22 +156,21 @@ impl TcpWire {
                 };
                 p.in_end += got;
                 // Hand out every complete frame.
-                while p.in_end - p.in_start >= 4 {
-                    let len = frame_len(&p.inb[p.in_start..]);
-                    if p.in_end - p.in_start < 4 + len {
-                        break;
-                    }
-                    let frame = &p.inb[p.in_start + 4..p.in_start + 4 + len];
-                    p.in_start += 4 + len;
+                while let Some(frame) = frame::next_frame(&p.inb[p.in_start..p.in_end])
+                    .map_err(|e| oversized(peer, p.addr, e))?
+                {
+                    p.in_start += PREFIX + frame.len();
                     p.declined = false;
                     sink.frame(peer, frame)?;
                     n += 1;
                 }
                 // A large frame whose header is here: its payload may have a place to go.
-                if !p.declined && p.in_end - p.in_start >= 4 + MAX_HEADER_LEN {
-                    let len = frame_len(&p.inb[p.in_start..]);
+                if !p.declined && p.in_end - p.in_start >= PREFIX + MAX_HEADER_LEN {
+                    let len = frame::announced(&p.inb[p.in_start..p.in_end])
+                        .map_err(|e| oversized(peer, p.addr, e))?
+                        .unwrap_or(0);
                     if len >= PLACE_MIN {
-                        let head = &p.inb[p.in_start + 4..p.in_end];
+                        let head = &p.inb[p.in_start + PREFIX..p.in_end];
                         match sink.place(peer, head, len)? {
                             Some(place) => {
                                 // What already came of the payload goes first (the frame is
@@ -277,6 +282,15 @@ impl FrameSink for WholeFrames<'_> {
     }
 }
 
+/// A peer whose length prefix asks for more than a frame may be: its stream cannot be trusted
+/// past it.
+fn oversized(peer: usize, addr: SocketAddr, e: frame::Oversized) -> TransportError {
+    TransportError::Protocol {
+        peer: format!("rank {peer} at {addr}"),
+        what: e.to_string(),
+    }
+}
+
 fn gone(peer: usize, addr: SocketAddr, why: String) -> TransportError {
     TransportError::PeerGone {
         peer: format!("rank {peer} at {addr}"),
@@ -308,7 +322,7 @@ impl Wire for TcpWire {
 
     fn caps(&self) -> WireCaps {
         WireCaps {
-            max_frame: 1 << 30,
+            max_frame: frame::MAX_FRAME,
             single_copy: false,
             virtual_time: false,
             models_rx_thread: false,
@@ -521,5 +535,61 @@ impl Drop for TcpWire {
                 let _ = p.sock.shutdown(std::net::Shutdown::Write);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// Rank 0's wire with rank 1 connected, and rank 1's end of the connection.
+    fn connected() -> (TcpWire, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let far = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (near, addr) = l.accept().unwrap();
+        near.set_nonblocking(true).unwrap();
+        let wire = TcpWire {
+            rank: 0,
+            size: 2,
+            peers: vec![None, Some(Peer::new(near, addr))],
+            local: l.local_addr().unwrap(),
+            clock: RealClock::new(),
+            rejected: 0,
+            next_peer: 0,
+            quickack: false,
+        };
+        (wire, far)
+    }
+
+    /// Four bytes from a peer used to be able to make the wire grow its buffer to 4 GiB.
+    #[test]
+    fn a_prefix_past_the_largest_frame_fails_the_peer_without_growing_the_buffer() {
+        let (mut wire, mut far) = connected();
+        let mut sent = frame_prefix(3).to_vec();
+        sent.extend_from_slice(b"abc");
+        sent.extend_from_slice(&[0xff; 4]);
+        sent.extend_from_slice(&[0; 60]);
+        far.write_all(&sent).unwrap();
+        let mut got = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let err = loop {
+            let polled = wire.poll(&mut |_, f| {
+                got.push(f.to_vec());
+                Ok(())
+            });
+            match polled {
+                Err(e) => break e,
+                Ok(_) => assert!(Instant::now() < deadline, "the prefix was not refused"),
+            }
+        };
+        assert_eq!(got, [b"abc".to_vec()], "the frame before it arrives");
+        let line = err.to_string();
+        assert!(
+            line.contains("rank 1") && line.contains("announced a frame of 4294967295 bytes"),
+            "{line}"
+        );
+        let buffer = wire.peers[1].as_ref().unwrap().inb.len();
+        assert!(buffer <= READ_CHUNK * 4, "{buffer}");
     }
 }
