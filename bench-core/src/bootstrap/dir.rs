@@ -14,6 +14,32 @@ use super::{Bootstrap, BootstrapError};
 
 const POLL: Duration = Duration::from_millis(10);
 
+/// The largest file of the directory read: an event carries one point with its samples, far
+/// below this; a bigger file is not a rank's.
+const FILE_MAX: u64 = 256 << 20;
+
+/// A file of the job's directory, if it is a regular file of at most [`FILE_MAX`] bytes. The
+/// directory is shared: a FIFO or a device put there under a rank's file name would block
+/// `read`, and a huge file would be read whole, so neither is opened as one.
+fn read_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() || meta.len() > FILE_MAX {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file within the size a rank writes",
+        ));
+    }
+    let mut text = String::new();
+    file.take(FILE_MAX).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 pub struct Dir {
     root: PathBuf,
     rank: usize,
@@ -104,7 +130,7 @@ impl Dir {
         for p in names {
             let name = p.file_name().unwrap_or_default().to_string_lossy();
             let rank = event_rank(&name, self.size);
-            if let (Some(rank), Ok(json)) = (rank, fs::read_to_string(&p)) {
+            if let (Some(rank), Ok(json)) = (rank, read_file(&p)) {
                 out.push((rank, json));
                 let _ = fs::remove_file(&p);
             }
@@ -114,7 +140,7 @@ impl Dir {
 
     /// The stage a rank last reported.
     pub fn stage_of(&self, rank: usize) -> Option<String> {
-        fs::read_to_string(self.root.join("stage").join(rank.to_string())).ok()
+        read_file(&self.root.join("stage").join(rank.to_string())).ok()
     }
 
     /// Removes the job's directory (rank 0, at the end).
@@ -153,7 +179,7 @@ impl Bootstrap for Dir {
         let path = self.root.join("kv").join(file_name(key));
         let start = Instant::now();
         loop {
-            if let Ok(v) = fs::read_to_string(&path) {
+            if let Ok(v) = read_file(&path) {
                 return Ok(v);
             }
             if start.elapsed() >= timeout {
@@ -272,6 +298,33 @@ mod tests {
         assert_eq!(event_rank("99.000000000001.json", 2), None);
         assert_eq!(event_rank("1.000000000001.tmp4242", 2), None);
         assert_eq!(event_rank(".json", 2), None);
+    }
+
+    #[test]
+    fn a_fifo_under_a_rank_s_file_name_is_not_waited_on() {
+        let base =
+            std::env::temp_dir().join(format!("fabbench-dirfifo-{}", super::super::random_hex(4)));
+        let d = Dir::new(&base, "j1", 0, 2).unwrap();
+        let fifo = d.root().join("events").join(event_file_name(1, 1));
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let stage = d.root().join("stage").join("1");
+        std::fs::create_dir_all(stage.parent().unwrap()).unwrap();
+        let c = std::ffi::CString::new(stage.to_str().unwrap()).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Both return at once (a blocking open of a FIFO would wait for a writer for ever).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = d.root().to_path_buf();
+        std::thread::spawn(move || {
+            let d = Dir::new(root.parent().unwrap(), "j1", 0, 2).unwrap();
+            tx.send((d.take_events(), d.stage_of(1))).unwrap();
+        });
+        let (events, stage) = rx.recv_timeout(Duration::from_secs(5)).expect("no hang");
+        assert!(events.is_empty() && stage.is_none());
+        d.remove();
+        let _ = std::fs::remove_dir_all(base);
     }
 
     #[test]

@@ -330,7 +330,10 @@ mod tests {
         assert_eq!(lines.len(), 3);
         let shown = lines[1].strip_suffix("  end").unwrap();
         let width = shown.chars().count();
-        assert!(width <= printable::CELL_MAX && width > printable::CELL_MAX - 30, "{width}");
+        assert!(
+            width <= printable::CELL_MAX && width > printable::CELL_MAX - 30,
+            "{width}"
+        );
         assert!(shown.ends_with(" more bytes)"), "{shown}");
         assert_eq!(lines[0].chars().count(), width + 2 + 1);
         for l in &lines[1..] {
@@ -346,7 +349,10 @@ mod tests {
         let mut t = Table::new(["host", "run"]);
         t.push_row(["vm\u{1b}[2J", "r\u{7}"]);
         let text = t.to_text();
-        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
         assert!(text.contains("vm\\u{1b}[2J"), "{text}");
         let md = t.to_markdown();
         assert!(!md.chars().any(|c| c.is_control() && c != '\n'), "{md:?}");
