@@ -28,6 +28,7 @@ pub mod error;
 pub mod estimate;
 pub mod job;
 mod launch;
+pub mod secret;
 pub mod plan;
 pub mod rank;
 pub mod replay;
@@ -62,11 +63,11 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Run, RunError> {
 /// the others. A run that measured nothing leaves nothing.
 pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<Run, RunError> {
     let ext_boot = match &plan.launch {
-        Launch::External { ext, boot } => {
+        Launch::External { ext, boot, secret } => {
             if ext.rank != 0 {
                 return Err(RunError::NotFrontend(ext.rank));
             }
-            Some((ext, boot))
+            Some((ext, boot, secret))
         }
         Launch::Local => None,
     };
@@ -107,8 +108,8 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
                 }
             }
         }
-        Some((ext, boot)) => {
-            go_on(launch::external(plan, ext, boot, &mut c, stop));
+        Some((ext, boot, secret)) => {
+            go_on(launch::external(plan, ext, boot, secret, &mut c, stop));
         }
     }
     let journal_error = c.journal_error.take();
@@ -174,7 +175,9 @@ fn write_all(dir: &RunDir, run: &Run) -> Result<(), ResultsError> {
 /// [`Role::Worker`]); rank 0 runs [`run`] and collects the results.
 pub fn run_worker(plan: &Plan) -> Result<(), RunError> {
     match &plan.launch {
-        Launch::External { ext, boot } if ext.rank != 0 => launch::worker(plan, ext, boot),
+        Launch::External { ext, boot, secret } if ext.rank != 0 => {
+            launch::worker(plan, ext, boot, secret)
+        }
         _ => Err(RunError::Plan(PlanError::Refused(
             "run_worker serves ranks other than 0 under mpirun or srun; call run".into(),
         ))),
