@@ -319,14 +319,7 @@ fn external_tcp(
     // that reaches them (tcp.if=auto), not loopback.
     // rank 0 serves the bootstrap itself: a short patience is plenty.
     let patience = Duration::from_secs(2).min(spec.setup_timeout());
-    let client = Client::connect(
-        &server.url(),
-        0,
-        ext.size,
-        secret.value(),
-        job,
-        patience,
-    )?;
+    let client = Client::connect(&server.url(), 0, ext.size, secret.value(), job, patience)?;
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(client)));
     let mut stages: BTreeMap<usize, String> = BTreeMap::new();
     let mut connected = vec![false; ext.size];

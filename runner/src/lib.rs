@@ -28,12 +28,12 @@ pub mod error;
 pub mod estimate;
 pub mod job;
 mod launch;
-pub mod secret;
 pub mod plan;
 pub mod rank;
 pub mod replay;
 mod resume;
 pub mod scaling;
+pub mod secret;
 pub mod sink;
 pub mod sinks;
 

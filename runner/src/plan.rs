@@ -15,9 +15,9 @@ use transports::registry;
 
 use crate::error::{PlanError, ReplayError, ResumeError};
 use crate::replay::{self, ComputeReplay};
-pub use crate::secret::Secret;
 pub use crate::resume::Resume;
 use crate::resume::{DoneSuite, Expected};
+pub use crate::secret::Secret;
 use results::model::Run;
 
 /// One suite and its parameters (as the suite's own type, carried as JSON).

@@ -106,7 +106,9 @@ pub fn check_host_is_mine(hostport: &str) -> Result<(), PlanError> {
 
 /// The secret of a job started by `ext` meeting at `tcp://hostport`.
 pub fn for_tcp(ext: &External, hostport: &str, insecure: bool) -> Result<Secret, PlanError> {
-    let from_env = std::env::var("FABBENCH_TOKEN").ok().filter(|t| !t.is_empty());
+    let from_env = std::env::var("FABBENCH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
     for_tcp_with(ext, hostport, insecure, from_env, home.map(PathBuf::from))
 }
@@ -182,10 +184,19 @@ mod tests {
     #[test]
     fn the_token_wins_then_the_key_file() {
         let home = scratch("order");
-        let s = for_tcp_with(&ext(), "10.0.0.1:1", false, Some("t".into()), Some(home.clone()));
+        let s = for_tcp_with(
+            &ext(),
+            "10.0.0.1:1",
+            false,
+            Some("t".into()),
+            Some(home.clone()),
+        );
         assert_eq!(s.unwrap(), Secret::Env("t".into()));
         let s = for_tcp_with(&ext(), "10.0.0.1:1", false, None, Some(home.clone())).unwrap();
-        assert!(matches!(&s, Secret::KeyFile(p, k) if p.starts_with(&home) && k.len() == 64), "{s:?}");
+        assert!(
+            matches!(&s, Secret::KeyFile(p, k) if p.starts_with(&home) && k.len() == 64),
+            "{s:?}"
+        );
         let _ = std::fs::remove_dir_all(home);
     }
 
@@ -193,7 +204,10 @@ mod tests {
     fn without_a_secret_only_loopback_or_the_insecure_option_go_on() {
         let s = for_tcp_with(&ext(), "10.0.0.1:1", false, None, None);
         let err = s.unwrap_err().to_string();
-        assert!(err.contains("--bootstrap-insecure") && err.contains("FABBENCH_TOKEN"), "{err}");
+        assert!(
+            err.contains("--bootstrap-insecure") && err.contains("FABBENCH_TOKEN"),
+            "{err}"
+        );
         let s = for_tcp_with(&ext(), "10.0.0.1:1", true, None, None).unwrap();
         assert_eq!(s, Secret::Guessable("Open_MPI-job".into()));
         let s = for_tcp_with(&ext(), "127.0.0.1:1", false, None, None).unwrap();
@@ -210,7 +224,12 @@ mod tests {
     fn a_host_that_is_not_mine_is_refused() {
         assert!(check_host_is_mine("127.0.0.1:7000").is_ok());
         // TEST-NET-3 (RFC 5737): never a local address.
-        let err = check_host_is_mine("203.0.113.7:7000").unwrap_err().to_string();
-        assert!(err.contains("not an address of this machine") && err.contains("127.0.0.1 (lo)"), "{err}");
+        let err = check_host_is_mine("203.0.113.7:7000")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not an address of this machine") && err.contains("127.0.0.1 (lo)"),
+            "{err}"
+        );
     }
 }

@@ -93,7 +93,13 @@ mod tests {
         assert_eq!(p.len(), PROOF_HEX);
         assert!(verify("s3cret", n, 1, "job", &p));
         assert!(!verify("guess", n, 1, "job", &p));
-        assert!(!verify("s3cret", "ffeeddccbbaa99887766554433221100", 1, "job", &p));
+        assert!(!verify(
+            "s3cret",
+            "ffeeddccbbaa99887766554433221100",
+            1,
+            "job",
+            &p
+        ));
         assert!(!verify("s3cret", n, 2, "job", &p));
         assert!(!verify("s3cret", n, 1, "other", &p));
         assert!(!verify("s3cret", n, 1, "job", "Open_MPI-job"));
@@ -125,7 +131,10 @@ mod tests {
         assert_eq!(parse_hello("HELLO +3 abc"), None);
         assert_eq!(parse_hello("HELLO 3 abc extra"), None);
         assert_eq!(parse_hello("HELLO 99999999999 abc"), None);
-        assert_eq!(parse_nonce("NONCE 00112233445566778899aabbccddeeff\n"), Some("00112233445566778899aabbccddeeff"));
+        assert_eq!(
+            parse_nonce("NONCE 00112233445566778899aabbccddeeff\n"),
+            Some("00112233445566778899aabbccddeeff")
+        );
         assert_eq!(parse_nonce("NONCE xyz"), None);
         assert_eq!(parse_nonce("OK"), None);
     }

@@ -128,7 +128,10 @@ mod tests {
         let a = load_or_create(&path).unwrap();
         assert_eq!(a.len(), 64);
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(fs::metadata(path.parent().unwrap()).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(
+            fs::metadata(path.parent().unwrap()).unwrap().mode() & 0o777,
+            0o700
+        );
         assert_eq!(load_or_create(&path).unwrap(), a);
         let _ = fs::remove_dir_all(home);
     }

@@ -98,7 +98,10 @@ mod tests {
         assert_eq!(read_line(&mut r, 16, None).unwrap(), "HELLO 1 x");
         assert_eq!(read_line(&mut r, 16, None).unwrap(), "second");
         drop(w);
-        assert!(matches!(read_line(&mut r, 16, None), Err(LineError::Closed)));
+        assert!(matches!(
+            read_line(&mut r, 16, None),
+            Err(LineError::Closed)
+        ));
     }
 
     #[test]
@@ -116,7 +119,10 @@ mod tests {
     fn bytes_that_are_not_text_are_refused() {
         let (mut w, mut r) = pair();
         w.write_all(b"\xff\xfe\n").unwrap();
-        assert!(matches!(read_line(&mut r, 64, None), Err(LineError::NotUtf8)));
+        assert!(matches!(
+            read_line(&mut r, 64, None),
+            Err(LineError::NotUtf8)
+        ));
     }
 
     /// A byte every 50 ms never trips a per-read timeout; the whole-line deadline cuts it.

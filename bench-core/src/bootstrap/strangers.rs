@@ -31,7 +31,11 @@ fn open(server: &Server) -> (TcpStream, BufReader<TcpStream>, String) {
     let mut r = BufReader::new(s.try_clone().unwrap());
     let mut greeting = String::new();
     r.read_line(&mut greeting).unwrap();
-    let nonce = greeting.strip_prefix("NONCE ").unwrap().trim_end().to_string();
+    let nonce = greeting
+        .strip_prefix("NONCE ")
+        .unwrap()
+        .trim_end()
+        .to_string();
     (s, r, nonce)
 }
 
@@ -139,7 +143,10 @@ fn a_trickling_greeting_is_cut_at_the_deadline() {
     assert!(after < Duration::from_millis(1500), "{after:?}");
     assert_eq!(String::from_utf8_lossy(&rest), "ERR timeout\n");
     let got = refusals(&server, Duration::from_millis(300));
-    assert!(got.iter().any(|r| r.contains("no greeting within 500ms")), "{got:?}");
+    assert!(
+        got.iter().any(|r| r.contains("no greeting within 500ms")),
+        "{got:?}"
+    );
 }
 
 /// Silent connections take the places of pending greetings, not the real ranks' turn: past the
@@ -156,7 +163,11 @@ fn silent_connections_are_capped_and_do_not_starve_ranks() {
     // its patience, and the deadline frees the places.
     let rank = rank.or_else(|_| Client::connect(&server.url(), 1, 2, "the secret", "job", SECS10));
     assert!(rank.is_ok(), "{:?}", rank.err());
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
     // Of 40 silent ones, at most 8 were held; the rest were closed at once, and only the
     // first few refusals are reported one by one.
     assert!(server.refused() >= 32, "{}", server.refused());

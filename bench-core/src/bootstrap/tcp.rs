@@ -93,7 +93,12 @@ pub struct Server {
 impl Server {
     /// Listens on `bind` (e.g. "127.0.0.1:0") for job `job` of `size` ranks, whose ranks
     /// prove they hold `secret`.
-    pub fn start(bind: &str, size: usize, secret: &str, job: &str) -> Result<Server, BootstrapError> {
+    pub fn start(
+        bind: &str,
+        size: usize,
+        secret: &str,
+        job: &str,
+    ) -> Result<Server, BootstrapError> {
         Server::start_with(bind, size, secret, job, Limits::default())
     }
 
@@ -565,9 +570,7 @@ impl Client {
 /// The server's greeting on a fresh connection: the connection, its local address and the
 /// nonce; `None` if the server closed it without a word (it had too many pending).
 #[allow(clippy::type_complexity)]
-fn greeting(
-    stream: TcpStream,
-) -> Result<Option<(Conn, Option<std::net::IpAddr>, String)>, String> {
+fn greeting(stream: TcpStream) -> Result<Option<(Conn, Option<std::net::IpAddr>, String)>, String> {
     let _ = stream.set_nodelay(true);
     let local_ip = stream.local_addr().ok().map(|a| a.ip());
     let writer = stream.try_clone().map_err(|e| e.to_string())?;

@@ -1,6 +1,8 @@
 //! What a user meets when a job goes wrong: a rank killed, bad input refused before anything
-//! runs, and runs stopped midway, whose measured points are kept and resumed.
+//! runs, runs stopped midway, whose measured points are kept and resumed, and strangers at a
+//! job's listeners.
 
 mod bad_input;
 mod killed_rank;
 mod robustness;
+mod strangers;

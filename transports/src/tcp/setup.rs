@@ -29,6 +29,8 @@ const GREETING_TIME: Duration = Duration::from_secs(2);
 const MAX_PENDING: usize = 128;
 /// Refusals logged one by one; the rest are counted.
 const SHOWN_REFUSALS: u64 = 10;
+/// Connections accepted between two reads of the pending greetings.
+const ACCEPT_SLICE: usize = 16;
 
 /// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
 /// address this rank reaches the bootstrap from.
@@ -246,7 +248,9 @@ impl TcpWire {
             .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
         while peers[rank + 1..].iter().any(Option::is_none) {
             let mut idle = true;
-            loop {
+            // A burst is taken a slice at a time, with the greetings read in between: garbage
+            // is refused (and its place freed) before the next slice is held against the cap.
+            for _ in 0..ACCEPT_SLICE {
                 match listener.accept() {
                     Ok((sock, from)) => {
                         idle = false;
@@ -286,10 +290,8 @@ impl TcpWire {
                                 Ok(p) => peers[r] = Some(p),
                                 Err(why) => refusals.note(from, &why),
                             },
-                            Greeted::Rank(r) => refusals.note(
-                                from,
-                                &format!("a second connection claiming rank {r}"),
-                            ),
+                            Greeted::Rank(r) => refusals
+                                .note(from, &format!("a second connection claiming rank {r}")),
                             Greeted::Refused(why) => refusals.note(from, &why),
                             Greeted::Waiting => unreachable!(),
                         }
@@ -372,6 +374,18 @@ fn dial(
                         Ok(sock)
                     }
                     Ok(()) => Err(fail("refused our hello".into())),
+                    // Closed without an answer: the peer had as many connections waiting to
+                    // say hello as it takes (strangers, perhaps) and closed ours at once.
+                    Err(e)
+                        if start.elapsed() < timeout
+                            && matches!(
+                                e.kind(),
+                                io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset
+                            ) =>
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
                     Err(e) => Err(fail(format!("no answer to our hello: {e}"))),
                 };
             }
