@@ -128,6 +128,10 @@ fn a_trickling_greeting_is_cut_at_the_deadline() {
     let (mut w, r, _) = open(&server);
     let start = Instant::now();
     let mut r = r;
+    // Without the deadline the server would wait for ever: fail instead of hanging.
+    r.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
     let cut = thread::spawn(move || {
         let mut rest = Vec::new();
         let _ = r.read_to_end(&mut rest);
