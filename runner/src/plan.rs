@@ -465,6 +465,7 @@ impl PlanBuilder {
         if let Some(dir) = &self.compute_from {
             replayed(dir, &specs, &mut fabrics, ranks, resume.is_some())?;
         }
+        let launch = self.with_secret(launch)?;
         Ok(Plan {
             suites: specs,
             fabrics,
@@ -478,6 +479,29 @@ impl PlanBuilder {
             resume,
             quick: self.quick,
         })
+    }
+
+    /// A tcp bootstrap's checks and secret, last of all the plan's checks: it may create the
+    /// user's key file, which bad input elsewhere must not leave behind.
+    fn with_secret(&self, launch: Launch) -> Result<Launch, PlanError> {
+        match launch {
+            Launch::External {
+                ext,
+                boot: BootSpec::Tcp(hp),
+                ..
+            } => {
+                if ext.rank == 0 {
+                    crate::secret::check_host_is_mine(&hp)?;
+                }
+                let secret = crate::secret::for_tcp(&ext, &hp, self.bootstrap_insecure)?;
+                Ok(Launch::External {
+                    ext,
+                    boot: BootSpec::Tcp(hp),
+                    secret,
+                })
+            }
+            other => Ok(other),
+        }
     }
 
     fn launch(&self) -> Result<(usize, Launch), PlanError> {
@@ -498,21 +522,13 @@ impl PlanBuilder {
                         )))
                     }
                 };
-                let secret = match &boot {
-                    BootSpec::Tcp(hp) => {
-                        if ext.rank == 0 {
-                            crate::secret::check_host_is_mine(hp)?;
-                        }
-                        crate::secret::for_tcp(ext, hp, self.bootstrap_insecure)?
-                    }
-                    BootSpec::Dir(_) => Secret::Unused,
-                };
                 Ok((
                     ext.size,
                     Launch::External {
                         ext: ext.clone(),
                         boot,
-                        secret,
+                        // Found once everything else is checked (see `with_secret`).
+                        secret: Secret::Unused,
                     },
                 ))
             }
