@@ -49,7 +49,9 @@ pub fn verify(secret: &str, nonce: &str, rank: usize, job: &str, proof: &str) ->
 }
 
 fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() != PROOF_HEX || !text.is_ascii() {
+    // Hex digits only: `from_str_radix` also takes a sign ("+0"), which would let one proof
+    // be spelt several ways (found by the `greetings` fuzz target).
+    if text.len() != PROOF_HEX || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len())
@@ -104,6 +106,13 @@ mod tests {
         assert!(!verify("s3cret", n, 1, "other", &p));
         assert!(!verify("s3cret", n, 1, "job", "Open_MPI-job"));
         assert!(!verify("s3cret", n, 1, "job", &p.to_uppercase()[..63]));
+        // A sign in a pair of digits: "+e" reads as 0x0e with from_str_radix.
+        let i = (0..PROOF_HEX)
+            .step_by(2)
+            .find(|i| &p[*i..*i + 1] == "0")
+            .expect("a proof with a pair starting with 0");
+        let signed = format!("{}+{}", &p[..i], &p[i + 1..]);
+        assert!(!verify("s3cret", n, 1, "job", &signed), "{signed}");
     }
 
     /// RFC 4231 test case 2: the HMAC is the standard one, so another implementation of a
