@@ -394,7 +394,7 @@ mod tests {
     }
 
     fn run(script: &str, ranks: usize) -> (Result<(), LaunchError>, Duration) {
-        let server = Server::start("127.0.0.1:0", ranks, "t").unwrap();
+        let server = Server::start("127.0.0.1:0", ranks, "t", "j").unwrap();
         let placement = Placement {
             ranks,
             bind_to_core: false,
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_a_spawn_error() {
-        let server = Server::start("127.0.0.1:0", 1, "t").unwrap();
+        let server = Server::start("127.0.0.1:0", 1, "t", "j").unwrap();
         let cmd = RankCommand {
             program: "/nonexistent/fabbench".into(),
             args: vec![],

@@ -8,7 +8,8 @@
 use std::time::Instant;
 
 use bench_core::bootstrap::discover::detect_with;
-use bench_core::bootstrap::tcp::{parse_hello, Request};
+use bench_core::bootstrap::auth::parse_hello;
+use bench_core::bootstrap::tcp::Request;
 use bench_core::bootstrap::{escape, unescape};
 use libfuzzer_sys::fuzz_target;
 use runner::job::{samples, JobSpec, RankEvent};

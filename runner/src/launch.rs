@@ -20,7 +20,7 @@ use transports::fabric::{Launch as FabricLaunch, LaunchCommand, LaunchRequest, B
 use crate::collect::{Collector, Reported};
 use crate::error::{JobError, RunError, Silent};
 use crate::job::{JobSpec, SPEC_ENV};
-use crate::plan::{BootSpec, Plan};
+use crate::plan::{BootSpec, Plan, Secret};
 use crate::rank::run_reporting;
 
 /// How long rank 0 waits for the other ranks' last reports once its own work is done.
@@ -71,7 +71,7 @@ fn processes(
 ) -> Result<(), JobError> {
     let fp = &plan.fabrics[idx];
     let token = random_hex(16);
-    let server = Server::start("127.0.0.1:0", plan.ranks, &token)?;
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token, job_id)?;
     let cmd = RankCommand {
         program: rank_program(plan)?,
         args: vec!["__rank".into()],
@@ -127,7 +127,7 @@ fn launcher(
     let fp = &plan.fabrics[idx];
     let token = random_hex(16);
     let program = rank_program(plan)?;
-    let server = Server::start("127.0.0.1:0", plan.ranks, &token)?;
+    let server = Server::start("127.0.0.1:0", plan.ranks, &token, job_id)?;
     let base = vec![
         spec_env(plan, idx),
         (env::SIZE.into(), plan.ranks.to_string()),
@@ -227,18 +227,6 @@ fn threads(
     }
 }
 
-/// The token ranks of an externally launched job present to rank 0's bootstrap server: the
-/// same for all of them without any exchange (the launcher's job id), or FABBENCH_TOKEN.
-fn external_token(ext: &External) -> String {
-    std::env::var("FABBENCH_TOKEN").unwrap_or_else(|_| {
-        format!(
-            "{}-{}",
-            ext.launcher.replace(' ', "_"),
-            ext.job.as_deref().unwrap_or("job")
-        )
-    })
-}
-
 fn external_job(ext: &External) -> String {
     ext.job
         .clone()
@@ -259,9 +247,13 @@ fn all_fabrics(plan: &Plan) -> Vec<usize> {
 }
 
 /// Under mpirun or srun, a rank other than 0: meet the others and run this rank's part.
-pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(), RunError> {
+pub(crate) fn worker(
+    plan: &Plan,
+    ext: &External,
+    boot: &BootSpec,
+    secret: &Secret,
+) -> Result<(), RunError> {
     let spec = JobSpec::of(plan, &all_fabrics(plan));
-    let token = external_token(ext);
     let job = external_job(ext);
     let b: Arc<dyn Bootstrap> = match boot {
         BootSpec::Tcp(hp) => Arc::new(
@@ -269,7 +261,7 @@ pub(crate) fn worker(plan: &Plan, ext: &External, boot: &BootSpec) -> Result<(),
                 &format!("tcp://{hp}"),
                 ext.rank,
                 ext.size,
-                &token,
+                secret.value(),
                 &job,
                 spec.setup_timeout(),
             )
@@ -296,55 +288,49 @@ pub(crate) fn external(
     plan: &Plan,
     ext: &External,
     boot: &BootSpec,
+    secret: &Secret,
     c: &mut Collector,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
     let spec = JobSpec::of(plan, &all_fabrics(plan));
-    let token = external_token(ext);
     let job = external_job(ext);
     match boot {
-        BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, &token, &job, spec, c, stop),
+        BootSpec::Tcp(hp) => external_tcp(plan, ext, hp, secret, &job, spec, c, stop),
         BootSpec::Dir(path) => external_dir(plan, ext, path, &job, spec, c, stop),
     }
 }
 
-/// Rank 0 serves the bootstrap on HOST:PORT and runs its own rank in a thread.
+/// Rank 0 serves the bootstrap on HOST:PORT (only there: the plan checked HOST is this
+/// host's) and runs its own rank in a thread.
 #[allow(clippy::too_many_arguments)]
 fn external_tcp(
     plan: &Plan,
     ext: &External,
     hostport: &str,
-    token: &str,
+    secret: &Secret,
     job: &str,
     spec: JobSpec,
     c: &mut Collector,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), JobError> {
-    let port = hostport.rsplit_once(':').map(|(_, p)| p).unwrap_or("0");
-    let server = Server::start(hostport, ext.size, token)
-        .or_else(|_| Server::start(&format!("0.0.0.0:{port}"), ext.size, token))
-        .map_err(JobError::Serve)?;
+    let server = Server::start(hostport, ext.size, secret.value(), job).map_err(JobError::Serve)?;
+    tracing::debug!(
+        "bootstrap on {} for {} ranks; the secret: {}",
+        server.addr(),
+        ext.size,
+        secret.source()
+    );
     // Through the address the other ranks use, so rank 0's fabric traffic picks the interface
     // that reaches them (tcp.if=auto), not loopback.
     // rank 0 serves the bootstrap itself: a short patience is plenty.
     let patience = Duration::from_secs(2).min(spec.setup_timeout());
-    let client = Client::connect(
-        &format!("tcp://{hostport}"),
-        0,
-        ext.size,
-        token,
-        job,
-        patience,
-    )
-    .or_else(|_| {
-        let local = format!("tcp://127.0.0.1:{}", server.addr().port());
-        Client::connect(&local, 0, ext.size, token, job, patience)
-    })?;
+    let client = Client::connect(&server.url(), 0, ext.size, secret.value(), job, patience)?;
     let me = std::thread::spawn(move || run_reporting(&spec, Arc::new(client)));
     let mut stages: BTreeMap<usize, String> = BTreeMap::new();
     let mut connected = vec![false; ext.size];
     let mut closed = vec![false; ext.size];
     let mut finished_at: Option<Instant> = None;
+    let mut refusals = Refusals::default();
     loop {
         if stop() {
             return Err(JobError::Interrupted);
@@ -357,9 +343,7 @@ fn external_tcp(
                     stages.insert(rank, text);
                 }
                 ServerEvent::Event { rank, json } => c.on_event(rank, &json),
-                ServerEvent::Rejected { peer, reason } => {
-                    tracing::warn!("bootstrap refused a connection from {peer}: {reason}")
-                }
+                ServerEvent::Rejected { peer, reason } => refusals.show(&peer, &reason),
             }
             continue;
         }
@@ -373,10 +357,38 @@ fn external_tcp(
             }
         }
     }
+    refusals.total(server.refused());
     let ok = me.join().unwrap_or(false);
     let absent: Vec<usize> = (1..ext.size).filter(|r| !connected[*r]).collect();
     everyone_reported(plan, c, ok, |r| stages.get(&r).cloned())
         .map_err(|e| never_arrived(&absent, &format!("the bootstrap on {hostport}"), e))
+}
+
+/// The log lines of the bootstrap's refusals: one each for the first
+/// [`SHOWN_REFUSALS`](bench_core::bootstrap::tcp::SHOWN_REFUSALS) (the server reports no more),
+/// then the count at the end, so a flood cannot fill the terminal.
+#[derive(Default)]
+struct Refusals {
+    shown: u64,
+}
+
+impl Refusals {
+    fn show(&mut self, peer: &str, reason: &str) {
+        tracing::warn!("bootstrap refused a connection from {peer}: {reason}");
+        self.shown += 1;
+        if self.shown == bench_core::bootstrap::tcp::SHOWN_REFUSALS {
+            tracing::warn!("bootstrap: further refusals are counted, not shown one by one");
+        }
+    }
+
+    fn total(&self, refused: u64) {
+        if refused > self.shown {
+            tracing::warn!(
+                "bootstrap refused {refused} connections in all ({} shown)",
+                self.shown
+            );
+        }
+    }
 }
 
 /// A failure while some ranks never reached the bootstrap: that is the cause to name first

@@ -33,6 +33,7 @@ pub mod rank;
 pub mod replay;
 mod resume;
 pub mod scaling;
+pub mod secret;
 pub mod sink;
 pub mod sinks;
 
@@ -65,11 +66,11 @@ pub fn run(plan: &Plan, sink: &mut dyn Sink) -> Result<Run, RunError> {
 /// the others. A run that measured nothing leaves nothing.
 pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<Run, RunError> {
     let ext_boot = match &plan.launch {
-        Launch::External { ext, boot } => {
+        Launch::External { ext, boot, secret } => {
             if ext.rank != 0 {
                 return Err(RunError::NotFrontend(ext.rank));
             }
-            Some((ext, boot))
+            Some((ext, boot, secret))
         }
         Launch::Local => None,
     };
@@ -116,8 +117,8 @@ pub fn run_until(plan: &Plan, sink: &mut dyn Sink, stop: &AtomicBool) -> Result<
                 }
             }
         }
-        Some((ext, boot)) => {
-            go_on(launch::external(plan, ext, boot, &mut c, &halted));
+        Some((ext, boot, secret)) => {
+            go_on(launch::external(plan, ext, boot, secret, &mut c, &halted));
         }
     }
     let journal_error = c.journal_error.take();
@@ -299,7 +300,9 @@ fn keep_readable(
 /// [`Role::Worker`]); rank 0 runs [`run`] and collects the results.
 pub fn run_worker(plan: &Plan) -> Result<(), RunError> {
     match &plan.launch {
-        Launch::External { ext, boot } if ext.rank != 0 => launch::worker(plan, ext, boot),
+        Launch::External { ext, boot, secret } if ext.rank != 0 => {
+            launch::worker(plan, ext, boot, secret)
+        }
         _ => Err(RunError::Plan(PlanError::Refused(
             "run_worker serves ranks other than 0 under mpirun or srun; call run".into(),
         ))),

@@ -17,6 +17,7 @@ use crate::error::{PlanError, ReplayError, ResumeError};
 use crate::replay::{self, ComputeReplay};
 pub use crate::resume::Resume;
 use crate::resume::{DoneSuite, Expected};
+pub use crate::secret::Secret;
 use results::model::Run;
 
 /// One suite and its parameters (as the suite's own type, carried as JSON).
@@ -135,8 +136,13 @@ pub enum Launch {
     /// fabbench starts them, as each fabric's registry entry says (processes, threads, or
     /// through a launcher such as mpirun).
     Local,
-    /// mpirun or srun started this process as one rank.
-    External { ext: External, boot: BootSpec },
+    /// mpirun or srun started this process as one rank; over a tcp bootstrap, ranks prove
+    /// they hold `secret`.
+    External {
+        ext: External,
+        boot: BootSpec,
+        secret: Secret,
+    },
 }
 
 /// Whether this process runs the run (and collects its results) or only serves as one rank.
@@ -231,6 +237,7 @@ pub struct PlanBuilder {
     ranks: Option<usize>,
     started: Started,
     bootstrap: Option<String>,
+    bootstrap_insecure: bool,
     sets: Vec<String>,
     profile: Option<PathBuf>,
     model: Option<PathBuf>,
@@ -253,6 +260,7 @@ impl Default for PlanBuilder {
             ranks: None,
             started: Started::ByUser,
             bootstrap: None,
+            bootstrap_insecure: false,
             sets: Vec::new(),
             profile: None,
             model: None,
@@ -314,6 +322,13 @@ impl PlanBuilder {
     /// Where ranks started by mpirun or srun meet: `tcp://HOST:PORT` or `dir:PATH`.
     pub fn bootstrap(mut self, b: Option<&str>) -> Self {
         self.bootstrap = b.map(String::from);
+        self
+    }
+
+    /// Lets a `tcp://` bootstrap reachable from other hosts go on without a secret
+    /// (`--bootstrap-insecure`).
+    pub fn bootstrap_insecure(mut self, yes: bool) -> Self {
+        self.bootstrap_insecure = yes;
         self
     }
 
@@ -450,6 +465,7 @@ impl PlanBuilder {
         if let Some(dir) = &self.compute_from {
             replayed(dir, &specs, &mut fabrics, ranks, resume.is_some())?;
         }
+        let launch = self.with_secret(launch)?;
         Ok(Plan {
             suites: specs,
             fabrics,
@@ -463,6 +479,29 @@ impl PlanBuilder {
             resume,
             quick: self.quick,
         })
+    }
+
+    /// A tcp bootstrap's checks and secret, last of all the plan's checks: it may create the
+    /// user's key file, which bad input elsewhere must not leave behind.
+    fn with_secret(&self, launch: Launch) -> Result<Launch, PlanError> {
+        match launch {
+            Launch::External {
+                ext,
+                boot: BootSpec::Tcp(hp),
+                ..
+            } => {
+                if ext.rank == 0 {
+                    crate::secret::check_host_is_mine(&hp)?;
+                }
+                let secret = crate::secret::for_tcp(&ext, &hp, self.bootstrap_insecure)?;
+                Ok(Launch::External {
+                    ext,
+                    boot: BootSpec::Tcp(hp),
+                    secret,
+                })
+            }
+            other => Ok(other),
+        }
     }
 
     fn launch(&self) -> Result<(usize, Launch), PlanError> {
@@ -488,6 +527,8 @@ impl PlanBuilder {
                     Launch::External {
                         ext: ext.clone(),
                         boot,
+                        // Found once everything else is checked (see `with_secret`).
+                        secret: Secret::Unused,
                     },
                 ))
             }

@@ -90,6 +90,80 @@ fn a_connection_with_the_wrong_token_is_refused_and_the_job_goes_on() {
     );
 }
 
+/// Strangers at the listener during set-up: 100 connections that say nothing, 100 that send
+/// garbage and one that trickles a byte at a time. Greetings are read side by side within a
+/// deadline each, so rank 1 still gets through well inside a 3 s connect timeout (one silent
+/// connection at a time, 2 s each, failed the job).
+#[test]
+fn silent_and_garbage_connections_do_not_stop_set_up() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = settings(&[("tcp.connect_timeout", "3s")]);
+    let (boots, _ev) = local::group(2);
+    let mut it = boots.into_iter();
+    let (b0, b1) = (it.next().unwrap(), it.next().unwrap());
+    let stranger_boot = b0.clone();
+    let start = Instant::now();
+    let (facts, echoed, took) = thread::scope(|sc| {
+        let s = &s;
+        let strangers = sc.spawn(move || {
+            let addr = stranger_boot
+                .get("tcp/0/addr", Duration::from_secs(10))
+                .unwrap();
+            let mut held = Vec::new();
+            for i in 0..200 {
+                let Ok(mut c) = TcpStream::connect(&addr) else {
+                    continue;
+                };
+                if i % 2 == 1 {
+                    let _ = c.write_all(&[0xffu8; 100]);
+                }
+                held.push(c);
+            }
+            let mut trickle = TcpStream::connect(&addr).unwrap();
+            for b in b"FABTCP01" {
+                if trickle.write_all(&[*b]).is_err() {
+                    break;
+                }
+                thread::sleep(Duration::from_millis(400));
+            }
+            held
+        });
+        let h0 = sc.spawn(move || {
+            let comm = connect(Arc::new(b0), s).unwrap();
+            let mut buf = [0u8; 5];
+            comm.recv(&mut buf, 1, 0).unwrap();
+            comm.send(&buf, 1, 0).unwrap();
+            let facts = comm.describe();
+            comm.finish().unwrap();
+            facts
+        });
+        let h1 = sc.spawn(move || {
+            // Rank 1 arrives after the strangers.
+            thread::sleep(Duration::from_millis(500));
+            let comm = connect(Arc::new(b1), s).unwrap();
+            comm.send(b"hello", 0, 0).unwrap();
+            let mut buf = [0u8; 5];
+            comm.recv(&mut buf, 0, 0).unwrap();
+            comm.finish().unwrap();
+            buf
+        });
+        let (facts, echoed) = (h0.join().unwrap(), h1.join().unwrap());
+        let took = start.elapsed();
+        drop(strangers.join().unwrap());
+        (facts, echoed, took)
+    });
+    assert_eq!(&echoed, b"hello");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let rejected: u64 = facts
+        .iter()
+        .find(|(k, _)| k == "tcp_rejected_connections")
+        .map(|(_, v)| v.parse().unwrap())
+        .unwrap();
+    // The garbage ones are refused as soon as their bytes arrive; silent ones may still be
+    // waiting when rank 1 gets in (they are closed with the listener).
+    assert!(rejected >= 100, "{facts:?}");
+}
+
 #[test]
 fn an_unreachable_peer_is_named_with_its_address_within_the_timeout() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());

@@ -4,11 +4,18 @@
 //! A [`Bootstrap`] gives a rank its rank and size, a key-value store with blocking gets, named
 //! fences, and a one-way channel to the frontend (stage reports and result events). The local
 //! launcher serves it over TCP on loopback ([`tcp::Server`]); every wait on it is bounded and
-//! a timeout names what was awaited.
+//! a timeout names what was awaited. Over TCP a rank proves it holds the job's secret
+//! ([`auth`]): a random one the launcher hands its ranks, or under mpirun or srun
+//! `FABBENCH_TOKEN` or the user's key file ([`keyfile`]).
 
+pub mod auth;
 pub mod dir;
 pub mod discover;
+pub mod keyfile;
+pub mod line;
 pub mod local;
+#[cfg(test)]
+mod strangers;
 pub mod tcp;
 
 use std::time::Duration;

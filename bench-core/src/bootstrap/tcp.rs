@@ -1,18 +1,27 @@
 //! The bootstrap service over TCP: a line protocol the frontend serves and ranks speak.
 //!
-//! Every line is `VERB arg...` with arguments escaped by [`super::escape`]. A connection opens
-//! with `HELLO rank token`; a wrong token is refused and reported, never served. Requests are
+//! Every line is `VERB arg...` with arguments escaped by [`super::escape`]. The server opens a
+//! connection with `NONCE hex`; the rank answers `HELLO rank proof` (see [`super::auth`]: an
+//! HMAC of the nonce under the job's secret, which never travels). A wrong proof, a rank that is
+//! already connected, or anything else is refused, reported and closed. Requests are
 //! `PUT key value` (reply `OK`), `GET key timeout_ms` (`VAL value` or `ERR reason`),
 //! `FENCE name timeout_ms` (`OK` or `ERR reason`); `STAGE text` and `EVENT json` are one-way.
+//!
+//! A stranger can reach the port, so what it can cost is bounded ([`Limits`]): greetings are
+//! read concurrently, each within a deadline for the whole line and a few KiB, and at most
+//! `pending` connections wait to be authenticated (more are closed at once). Refusals are
+//! reported one by one only up to [`SHOWN_REFUSALS`]; the rest are counted.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::auth;
+use super::line::{read_line, LineError};
 use super::{escape, unescape, Bootstrap, BootstrapError};
 
 /// What the frontend learns from ranks through the server.
@@ -25,19 +34,53 @@ pub enum ServerEvent {
     Rejected { peer: String, reason: String },
 }
 
+/// How many refusals are reported one by one; the rest are only counted
+/// ([`Server::refused`]), so a flood cannot fill the terminal.
+pub const SHOWN_REFUSALS: u64 = 10;
+
+/// What an unauthenticated peer may cost the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The longest greeting line (a HELLO is about 80 bytes).
+    pub greeting_line: usize,
+    /// The longest line after authentication (EVENT lines carry a point's samples).
+    pub line: usize,
+    /// Time for a connection's whole greeting, from accept to the end of its HELLO.
+    pub greeting_deadline: Duration,
+    /// Connections waiting to be authenticated at once; more are closed at once.
+    pub pending: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            greeting_line: 4 << 10,
+            line: 64 << 20,
+            greeting_deadline: Duration::from_secs(5),
+            pending: 128,
+        }
+    }
+}
+
 struct State {
     kv: HashMap<String, String>,
     /// fence name -> (generation, ranks arrived in this generation)
     fences: HashMap<String, (u64, BTreeSet<usize>)>,
+    /// Ranks that have been accepted: each only once in the job's life.
+    joined: BTreeSet<usize>,
 }
 
 struct Shared {
     size: usize,
-    token: String,
+    secret: String,
+    job: String,
+    limits: Limits,
     state: Mutex<State>,
     changed: Condvar,
     events: Mutex<mpsc::Sender<ServerEvent>>,
     closed: AtomicBool,
+    pending: AtomicUsize,
+    refused: AtomicU64,
 }
 
 /// The frontend's bootstrap server. Dropping it stops accepting connections.
@@ -48,8 +91,25 @@ pub struct Server {
 }
 
 impl Server {
-    /// Listens on `bind` (e.g. "127.0.0.1:0") for a job of `size` ranks.
-    pub fn start(bind: &str, size: usize, token: &str) -> Result<Server, BootstrapError> {
+    /// Listens on `bind` (e.g. "127.0.0.1:0") for job `job` of `size` ranks, whose ranks
+    /// prove they hold `secret`.
+    pub fn start(
+        bind: &str,
+        size: usize,
+        secret: &str,
+        job: &str,
+    ) -> Result<Server, BootstrapError> {
+        Server::start_with(bind, size, secret, job, Limits::default())
+    }
+
+    /// [`Server::start`] with other limits.
+    pub fn start_with(
+        bind: &str,
+        size: usize,
+        secret: &str,
+        job: &str,
+        limits: Limits,
+    ) -> Result<Server, BootstrapError> {
         let listener = TcpListener::bind(bind).map_err(|e| BootstrapError::Server {
             addr: bind.to_string(),
             reason: format!("cannot listen: {e}"),
@@ -61,14 +121,19 @@ impl Server {
         let (tx, rx) = mpsc::channel();
         let shared = Arc::new(Shared {
             size,
-            token: token.to_string(),
+            secret: secret.to_string(),
+            job: job.to_string(),
+            limits,
             state: Mutex::new(State {
                 kv: HashMap::new(),
                 fences: HashMap::new(),
+                joined: BTreeSet::new(),
             }),
             changed: Condvar::new(),
             events: Mutex::new(tx),
             closed: AtomicBool::new(false),
+            pending: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
         });
         let acceptor = shared.clone();
         thread::Builder::new()
@@ -95,6 +160,11 @@ impl Server {
     pub fn next_event(&self, timeout: Duration) -> Option<ServerEvent> {
         self.events.recv_timeout(timeout).ok()
     }
+
+    /// Connections refused so far, including those past [`SHOWN_REFUSALS`] not reported.
+    pub fn refused(&self) -> u64 {
+        self.shared.refused.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for Server {
@@ -106,16 +176,45 @@ impl Drop for Server {
     }
 }
 
+/// Holds one of the `pending` places until the greeting is over, however it ends.
+struct Pending<'a>(&'a AtomicUsize);
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     for conn in listener.incoming() {
         if shared.closed.load(Ordering::SeqCst) {
             break;
         }
         let Ok(stream) = conn else { continue };
+        // Each greeting has its own thread (a silent peer must not hold up the others), so
+        // their number is what bounds the threads strangers can make us hold.
+        if shared.pending.fetch_add(1, Ordering::SeqCst) >= shared.limits.pending {
+            shared.pending.fetch_sub(1, Ordering::SeqCst);
+            let peer = peer_of(&stream);
+            drop(stream);
+            refuse(
+                &shared,
+                peer,
+                format!(
+                    "{} connections are already waiting to authenticate; closed at once",
+                    shared.limits.pending
+                ),
+            );
+            continue;
+        }
         let s = shared.clone();
-        let _ = thread::Builder::new()
+        let spawned = thread::Builder::new()
             .name("bootstrap-conn".into())
+            .stack_size(256 << 10)
             .spawn(move || serve(stream, s));
+        if spawned.is_err() {
+            shared.pending.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -123,62 +222,113 @@ fn emit(shared: &Shared, ev: ServerEvent) {
     let _ = shared.events.lock().unwrap().send(ev);
 }
 
-fn serve(stream: TcpStream, shared: Arc<Shared>) {
-    let peer = stream
+/// Counts a refusal and reports it if it is among the first [`SHOWN_REFUSALS`].
+fn refuse(shared: &Shared, peer: String, reason: String) {
+    if shared.refused.fetch_add(1, Ordering::SeqCst) < SHOWN_REFUSALS {
+        emit(shared, ServerEvent::Rejected { peer, reason });
+    }
+}
+
+fn peer_of(stream: &TcpStream) -> String {
+    stream
         .peer_addr()
         .map(|a| a.to_string())
-        .unwrap_or_else(|_| "?".into());
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// The greeting: a nonce out, a proof back. The rank on success; `None` once the connection
+/// has been refused (and reported, unless it closed without a word).
+fn authenticate(
+    reader: &mut BufReader<TcpStream>,
+    writer: &mut TcpStream,
+    shared: &Shared,
+    peer: &str,
+) -> Option<usize> {
+    let limits = &shared.limits;
+    let deadline = Instant::now() + limits.greeting_deadline;
+    let nonce = auth::nonce();
+    let _ = writer.set_write_timeout(Some(limits.greeting_deadline));
+    if writeln!(writer, "NONCE {nonce}").is_err() {
+        return None;
+    }
+    let mut refused = |reply: &str, reason: String| {
+        let _ = writeln!(writer, "ERR {reply}");
+        refuse(shared, peer.to_string(), reason);
+        None
+    };
+    let line = match read_line(reader, limits.greeting_line, Some(deadline)) {
+        Ok(l) => l,
+        // A port scan or a health check: nothing to report.
+        Err(LineError::Closed) => return None,
+        Err(LineError::Deadline) => {
+            return refused(
+                "timeout",
+                format!(
+                    "no greeting within {}",
+                    humantime::format_duration(limits.greeting_deadline)
+                ),
+            )
+        }
+        Err(e) => return refused("bad greeting", format!("before authenticating, {e}")),
+    };
+    let Some((rank, proof)) = auth::parse_hello(&line) else {
+        return refused(
+            "bad greeting",
+            format!(
+                "sent a {}-byte line that is not `HELLO rank proof`",
+                line.len()
+            ),
+        );
+    };
+    if !auth::verify(&shared.secret, &nonce, rank, &shared.job, proof) {
+        return refused(
+            "bad proof",
+            format!("claimed rank {rank} without proof of this job's secret (an impostor, or a rank of another job or with another key)"),
+        );
+    }
+    if rank >= shared.size {
+        return refused(
+            "bad rank",
+            format!("rank {rank} out of range (the job has {})", shared.size),
+        );
+    }
+    if !shared.state.lock().unwrap().joined.insert(rank) {
+        return refused(
+            "rank already connected",
+            format!("rank {rank} is already connected; a second HELLO for it is refused"),
+        );
+    }
+    Some(rank)
+}
+
+fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let pending = Pending(&shared.pending);
+    let peer = peer_of(&stream);
     let _ = stream.set_nodelay(true);
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
     let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    // The greeting must come promptly; a silent connection is not allowed to hold a thread.
-    let _ = reader
-        .get_ref()
-        .set_read_timeout(Some(Duration::from_secs(10)));
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let Some(rank) = authenticate(&mut reader, &mut writer, &shared, &peer) else {
         return;
-    }
-    let rank = match parse_hello(&line) {
-        Some((rank, token)) if token == shared.token => match rank.parse::<usize>() {
-            Ok(r) if r < shared.size => r,
-            _ => {
-                let _ = writeln!(writer, "ERR bad rank");
-                emit(
-                    &shared,
-                    ServerEvent::Rejected {
-                        peer,
-                        reason: format!("rank {rank} out of range"),
-                    },
-                );
-                return;
-            }
-        },
-        _ => {
-            let _ = writeln!(writer, "ERR bad token");
-            emit(
-                &shared,
-                ServerEvent::Rejected {
-                    peer,
-                    reason: "wrong or missing job token".into(),
-                },
-            );
-            return;
-        }
     };
+    drop(pending);
     let _ = reader.get_ref().set_read_timeout(None);
+    let _ = writer.set_write_timeout(None);
     if writeln!(writer, "OK").is_err() {
         return;
     }
     emit(&shared, ServerEvent::Hello { rank });
     loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
+        let line = match read_line(&mut reader, shared.limits.line, None) {
+            Ok(l) => l,
+            Err(LineError::Closed) => break,
+            Err(e) => {
+                // An authenticated rank is not an attacker; a broken one is reported.
+                refuse(&shared, peer.clone(), format!("rank {rank} {e}"));
+                break;
+            }
+        };
         let reply = match Request::parse(&line) {
             Request::Put { key, value } => {
                 let mut st = shared.state.lock().unwrap();
@@ -213,15 +363,6 @@ pub const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 fn parse_ms(text: &str) -> Duration {
     Duration::from_millis(text.trim().parse().unwrap_or(0)).min(MAX_WAIT)
-}
-
-/// A connection's greeting, `HELLO rank token`: the rank as sent (the server checks it against
-/// the job's size) and the unescaped token; `None` for any other line.
-pub fn parse_hello(line: &str) -> Option<(&str, String)> {
-    match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-        ["HELLO", rank, token] => Some((rank, unescape(token))),
-        _ => None,
-    }
 }
 
 /// One request line after the greeting, decoded (arguments unescaped). Every line decodes to
@@ -348,15 +489,18 @@ pub struct Client {
 /// Bounds of one connection attempt to the bootstrap server.
 const MIN_ATTEMPT: Duration = Duration::from_millis(10);
 const MAX_ATTEMPT: Duration = Duration::from_secs(2);
+/// How long a rank waits for the server's greeting and its answer to the HELLO.
+const GREETING_WAIT: Duration = Duration::from_secs(10);
 
 impl Client {
-    /// Connects to `url` (`tcp://HOST:PORT`) and introduces itself as `rank`, retrying for up
-    /// to `patience` while the server is not listening yet (rank 0 may start last).
+    /// Connects to `url` (`tcp://HOST:PORT`) and introduces itself as `rank`, proving it holds
+    /// the job's `secret`, retrying for up to `patience` while the server is not listening yet
+    /// (rank 0 may start last).
     pub fn connect(
         url: &str,
         rank: usize,
         size: usize,
-        token: &str,
+        secret: &str,
         job_id: &str,
         patience: Duration,
     ) -> Result<Client, BootstrapError> {
@@ -372,15 +516,21 @@ impl Client {
             reason,
         };
         let start = Instant::now();
-        let stream = loop {
+        // A server at its cap of pending greetings closes new connections before greeting
+        // them: like one not listening yet, that is worth another try within the patience.
+        let (conn, local_ip, nonce) = loop {
             let attempt = addrs.iter().find_map(|a| {
                 let left = patience.saturating_sub(start.elapsed());
                 TcpStream::connect_timeout(a, left.clamp(MIN_ATTEMPT, MAX_ATTEMPT)).ok()
             });
-            match attempt {
-                Some(s) => break s,
-                None if start.elapsed() < patience => thread::sleep(Duration::from_millis(50)),
-                None => {
+            let greeted = match attempt {
+                Some(stream) => Some(greeting(stream).map_err(&server_err)?),
+                None => None,
+            };
+            match greeted {
+                Some(Some(g)) => break g,
+                _ if start.elapsed() < patience => thread::sleep(Duration::from_millis(50)),
+                _ => {
                     return Err(server_err(format!(
                         "unreachable for {} (stage: bootstrap connect, rank {rank})",
                         humantime::format_duration(patience)
@@ -388,17 +538,11 @@ impl Client {
                 }
             }
         };
-        let _ = stream.set_nodelay(true);
-        let local_ip = stream.local_addr().ok().map(|a| a.ip());
-        let writer = stream.try_clone().map_err(|e| server_err(e.to_string()))?;
-        let mut conn = Conn {
-            reader: BufReader::new(stream),
-            writer,
-        };
+        let mut conn = conn;
         let reply = conn
             .request(
-                &format!("HELLO {rank} {}", escape(token)),
-                Duration::from_secs(10),
+                &format!("HELLO {rank} {}", auth::proof(secret, &nonce, rank, job_id)),
+                GREETING_WAIT,
             )
             .map_err(server_err)?;
         if reply != "OK" {
@@ -408,7 +552,7 @@ impl Client {
             local_ip,
             rank,
             size,
-            token: token.to_string(),
+            token: secret.to_string(),
             job_id: job_id.to_string(),
             addr: hostport.to_string(),
             conn: Mutex::new(conn),
@@ -421,6 +565,32 @@ impl Client {
             reason,
         }
     }
+}
+
+/// The server's greeting on a fresh connection: the connection, its local address and the
+/// nonce; `None` if the server closed it without a word (it had too many pending).
+#[allow(clippy::type_complexity)]
+fn greeting(stream: TcpStream) -> Result<Option<(Conn, Option<std::net::IpAddr>, String)>, String> {
+    let _ = stream.set_nodelay(true);
+    let local_ip = stream.local_addr().ok().map(|a| a.ip());
+    let writer = stream.try_clone().map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(stream);
+    let line = match read_line(
+        &mut reader,
+        Limits::default().greeting_line,
+        Some(Instant::now() + GREETING_WAIT),
+    ) {
+        Ok(l) => l,
+        Err(LineError::Closed) => return Ok(None),
+        Err(LineError::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+            return Ok(None)
+        }
+        Err(e) => return Err(format!("no greeting: the server {e}")),
+    };
+    let nonce = auth::parse_nonce(&line)
+        .ok_or("is not a fabbench bootstrap (or an older one): it sent no NONCE greeting")?
+        .to_string();
+    Ok(Some((Conn { reader, writer }, local_ip, nonce)))
 }
 
 impl Conn {
@@ -538,7 +708,7 @@ mod tests {
     const SECS10: Duration = Duration::from_secs(10);
 
     fn pair(size: usize) -> (Server, Vec<Client>) {
-        let server = Server::start("127.0.0.1:0", size, "secret").unwrap();
+        let server = Server::start("127.0.0.1:0", size, "secret", "job").unwrap();
         let clients = (0..size)
             .map(|r| Client::connect(&server.url(), r, size, "secret", "job", SECS10).unwrap())
             .collect();
@@ -567,17 +737,22 @@ mod tests {
     /// byte order; these are its exact bytes as a rank sends and the server answers them.
     #[test]
     fn the_protocol_has_its_golden_lines() {
-        let server = Server::start("127.0.0.1:0", 2, "secret").unwrap();
+        let server = Server::start("127.0.0.1:0", 2, "secret", "job").unwrap();
         let sock = TcpStream::connect(server.addr()).unwrap();
         let mut w = sock.try_clone().unwrap();
         let mut r = BufReader::new(sock);
+        let mut greeting = String::new();
+        r.read_line(&mut greeting).unwrap();
+        let nonce = greeting.strip_prefix("NONCE ").unwrap().trim_end();
+        assert_eq!(nonce.len(), 32, "{greeting}");
+        let proof = auth::proof("secret", nonce, 1, "job");
         let mut say = |line: &[u8]| {
             w.write_all(line).unwrap();
             let mut reply = String::new();
             r.read_line(&mut reply).unwrap();
             reply
         };
-        assert_eq!(say(b"HELLO 1 secret\n"), "OK\n");
+        assert_eq!(say(format!("HELLO 1 {proof}\n").as_bytes()), "OK\n");
         assert_eq!(say(b"PUT tcp/1/addr 10.0.0.2:4711\n"), "OK\n");
         assert_eq!(say(b"PUT a%20key v%0Aal\n"), "OK\n");
         assert_eq!(say(b"GET a%20key 1000\n"), "VAL v%0Aal\n");
@@ -622,7 +797,7 @@ mod tests {
 
     #[test]
     fn wrong_token_is_refused_and_reported() {
-        let server = Server::start("127.0.0.1:0", 2, "secret").unwrap();
+        let server = Server::start("127.0.0.1:0", 2, "secret", "job").unwrap();
         let err = Client::connect(&server.url(), 0, 2, "guess", "job", SECS10)
             .err()
             .expect("refused");
@@ -693,11 +868,6 @@ mod tests {
             }
         );
         assert_eq!(Request::parse(""), Request::Unknown(String::new()));
-        assert_eq!(
-            parse_hello("HELLO 3 a%20b\n"),
-            Some(("3", "a b".to_string()))
-        );
-        assert_eq!(parse_hello("HELLO 3"), None);
     }
 
     #[test]

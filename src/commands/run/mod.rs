@@ -66,6 +66,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "tcp://HOST:PORT|dir:PATH")]
     pub bootstrap: Option<String>,
 
+    /// Let a tcp:// bootstrap reachable from other hosts run without a secret (no
+    /// FABBENCH_TOKEN and no usable $HOME/.fabbench/key): any peer that guesses the job id can
+    /// then join
+    #[arg(long)]
+    pub bootstrap_insecure: bool,
+
     #[command(flatten)]
     pub tunables: TunableArgs,
 

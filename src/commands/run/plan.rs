@@ -33,6 +33,7 @@ pub fn plan(
         .fabrics(&args.fabric)
         .via(args.via.as_deref())
         .bootstrap(args.bootstrap.as_deref())
+        .bootstrap_insecure(args.bootstrap_insecure)
         .mpirun(&args.mpirun)
         .out(&args.out.out)
         .quick(args.quick);

@@ -52,10 +52,18 @@ impl TcpJob {
     }
 }
 
+/// One HOME for every rank these tests start, where their key file is made (not the user's).
+fn ranks_home() -> &'static std::path::Path {
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| scratch("ranks-home"))
+}
+
 /// Starts `fabbench ARGS` as rank `rank` of `size` in a fake Slurm job.
 fn slurm_rank(rank: usize, size: usize, job: &str, args: &[&str]) -> Child {
     Command::new(bin())
         .args(args)
+        .env("HOME", ranks_home())
+        .env_remove("FABBENCH_TOKEN")
         .env("SLURM_PROCID", rank.to_string())
         .env("SLURM_NTASKS", size.to_string())
         .env("SLURM_JOB_ID", job)

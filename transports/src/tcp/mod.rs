@@ -26,6 +26,7 @@ mod setup;
 mod sockopt;
 mod wire;
 
+pub use setup::{decode_hello, hello};
 pub use wire::TcpWire;
 
 use std::time::Duration;

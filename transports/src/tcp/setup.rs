@@ -1,6 +1,11 @@
 //! Setting up the tcp wire's connections: the address to listen on, the hello that opens
 //! each connection (magic, job token, rank, job size), dialling every lower rank and accepting
 //! every higher one, refusing (and counting) connections that do not belong to the job.
+//!
+//! Anyone who can reach the listener can connect, so greetings are read side by side (a
+//! silent connection does not hold up the ranks behind it), each within [`GREETING_TIME`] for
+//! the whole hello, at most [`MAX_PENDING`] at once (more are closed at once), and the log
+//! says so for the first [`SHOWN_REFUSALS`] refusals, then counts them.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -18,6 +23,14 @@ use crate::fabric::TIMEOUT;
 
 const MAGIC: &[u8; 8] = b"FABTCP01";
 const HELLO_LEN: usize = 8 + 32 + 4 + 4;
+/// Time for a connection's whole hello, from accept.
+const GREETING_TIME: Duration = Duration::from_secs(2);
+/// Connections whose hello is awaited at once.
+const MAX_PENDING: usize = 128;
+/// Refusals logged one by one; the rest are counted.
+const SHOWN_REFUSALS: u64 = 10;
+/// Connections accepted between two reads of the pending greetings.
+const ACCEPT_SLICE: usize = 16;
 
 /// The address to listen on: an interface's IPv4 address, a literal address, or (auto) the
 /// address this rank reaches the bootstrap from.
@@ -63,8 +76,8 @@ pub(super) fn named_ip(spec: &str) -> std::result::Result<IpAddr, String> {
     ))
 }
 /// The first bytes on a connection: magic, the job token zero-padded to 32 bytes, the
-/// connecting rank and the job size as u32 in network order.
-pub(super) fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
+/// connecting rank and the job size as u32 in network order. Public for the fuzz target.
+pub fn hello(token: &str, rank: usize, size: usize) -> [u8; HELLO_LEN] {
     let mut h = [0u8; HELLO_LEN];
     h[..8].copy_from_slice(MAGIC);
     let t = token.as_bytes();
@@ -96,6 +109,102 @@ pub(super) fn check_hello(
         return Err(format!("rank {r} should not connect to rank {me}"));
     }
     Ok(r)
+}
+
+/// [`check_hello`] on bytes as received (any length): what a listener makes of a peer's
+/// first bytes. Public for the fuzz target.
+pub fn decode_hello(
+    bytes: &[u8],
+    token: &str,
+    me: usize,
+    size: usize,
+) -> std::result::Result<usize, String> {
+    let h: &[u8; HELLO_LEN] = bytes
+        .try_into()
+        .map_err(|_| format!("a hello is {HELLO_LEN} bytes, not {}", bytes.len()))?;
+    check_hello(h, token, me, size)
+}
+
+/// A connection whose hello is being read.
+struct Greeting {
+    sock: TcpStream,
+    from: SocketAddr,
+    got: Vec<u8>,
+    until: Instant,
+}
+
+/// What became of a greeting after a read.
+enum Greeted {
+    Waiting,
+    Rank(usize),
+    Refused(String),
+}
+
+impl Greeting {
+    fn new(sock: TcpStream, from: SocketAddr) -> Greeting {
+        Greeting {
+            sock,
+            from,
+            got: Vec::with_capacity(HELLO_LEN),
+            until: Instant::now() + GREETING_TIME,
+        }
+    }
+
+    /// Reads what has arrived (never past the hello) and decides if it can.
+    fn poll(&mut self, token: &str, me: usize, size: usize) -> Greeted {
+        let mut buf = [0u8; HELLO_LEN];
+        let want = HELLO_LEN - self.got.len();
+        match (&self.sock).read(&mut buf[..want]) {
+            Ok(0) => return Greeted::Refused("closed before its hello".into()),
+            Ok(n) => self.got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Greeted::Refused(format!("no hello: {e}")),
+        }
+        if self.got.len() == HELLO_LEN {
+            return match decode_hello(&self.got, token, me, size) {
+                Ok(r) => Greeted::Rank(r),
+                Err(why) => Greeted::Refused(why),
+            };
+        }
+        if Instant::now() >= self.until {
+            return Greeted::Refused(format!(
+                "no whole hello within {}",
+                humantime::format_duration(GREETING_TIME)
+            ));
+        }
+        Greeted::Waiting
+    }
+
+    /// Answers a good hello; the socket is then the peer's.
+    fn accept(self) -> std::result::Result<Peer, String> {
+        let mut s = &self.sock;
+        s.set_nonblocking(false).map_err(|e| e.to_string())?;
+        s.set_write_timeout(Some(GREETING_TIME))
+            .map_err(|e| e.to_string())?;
+        s.write_all(b"K").map_err(|e| e.to_string())?;
+        s.set_write_timeout(None).map_err(|e| e.to_string())?;
+        Ok(Peer::new(self.sock, self.from))
+    }
+}
+
+/// The log of refused connections: one line each for the first [`SHOWN_REFUSALS`], then a
+/// count.
+#[derive(Default)]
+struct Refusals {
+    count: u64,
+}
+
+impl Refusals {
+    fn note(&mut self, from: SocketAddr, why: &str) {
+        self.count += 1;
+        if self.count <= SHOWN_REFUSALS {
+            tracing::warn!("tcp: refused a connection from {from}: {why}");
+        }
+        if self.count == SHOWN_REFUSALS {
+            tracing::warn!("tcp: further refused connections are counted, not shown");
+        }
+    }
 }
 impl TcpWire {
     pub fn connect(boot: &dyn Bootstrap, s: &Settings) -> Result<TcpWire> {
@@ -131,48 +240,87 @@ impl TcpWire {
             *slot = Some(Peer::new(sock, addr));
         }
         // Accept every higher rank, refusing anything else.
-        let mut rejected = 0u64;
+        let mut refusals = Refusals::default();
+        let mut greetings: Vec<Greeting> = Vec::new();
         let deadline = Instant::now() + connect_timeout;
         listener
             .set_nonblocking(true)
             .map_err(|e| TransportError::Setup(format!("tcp: {e}")))?;
         while peers[rank + 1..].iter().any(Option::is_none) {
-            match listener.accept() {
-                Ok((sock, from)) => match greet(&sock, &token, rank, size) {
-                    Ok(r) if peers[r].is_none() => peers[r] = Some(Peer::new(sock, from)),
-                    Ok(r) => {
-                        rejected += 1;
-                        tracing::warn!(
-                            "tcp: refused a second connection claiming rank {r} from {from}"
-                        );
+            let mut idle = true;
+            // A burst is taken a slice at a time, with the greetings read in between: garbage
+            // is refused (and its place freed) before the next slice is held against the cap.
+            for _ in 0..ACCEPT_SLICE {
+                match listener.accept() {
+                    Ok((sock, from)) => {
+                        idle = false;
+                        if greetings.len() >= MAX_PENDING {
+                            refusals.note(
+                                from,
+                                &format!("{MAX_PENDING} connections are already waiting to say hello; closed at once"),
+                            );
+                        } else if let Err(e) = sock.set_nonblocking(true) {
+                            refusals.note(from, &e.to_string());
+                        } else {
+                            greetings.push(Greeting::new(sock, from));
+                        }
                     }
-                    Err(why) => {
-                        rejected += 1;
-                        tracing::warn!("tcp: refused a connection from {from}: {why}");
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // One connection that failed between arriving and being accepted (reset)
+                    // is that connection's problem, not the listener's.
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
+                    Err(e) => {
+                        return Err(TransportError::Setup(format!(
+                            "tcp: accept on {local}: {e}"
+                        )))
                     }
-                },
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if Instant::now() >= deadline {
-                        let missing: Vec<String> = (rank + 1..size)
-                            .filter(|r| peers[*r].is_none())
-                            .map(|r| r.to_string())
-                            .collect();
-                        return Err(TransportError::Timeout {
-                            peer: format!("rank {}", missing.join(", rank ")),
-                            what: format!("a tcp connection to {local}"),
-                            stage: "tcp connect".into(),
-                            after: connect_timeout,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => {
-                    return Err(TransportError::Setup(format!(
-                        "tcp: accept on {local}: {e}"
-                    )))
                 }
             }
+            let mut i = 0;
+            while i < greetings.len() {
+                match greetings[i].poll(&token, rank, size) {
+                    Greeted::Waiting => i += 1,
+                    outcome => {
+                        idle = false;
+                        let g = greetings.swap_remove(i);
+                        let from = g.from;
+                        match outcome {
+                            Greeted::Rank(r) if peers[r].is_none() => match g.accept() {
+                                Ok(p) => peers[r] = Some(p),
+                                Err(why) => refusals.note(from, &why),
+                            },
+                            Greeted::Rank(r) => refusals
+                                .note(from, &format!("a second connection claiming rank {r}")),
+                            Greeted::Refused(why) => refusals.note(from, &why),
+                            Greeted::Waiting => unreachable!(),
+                        }
+                    }
+                }
+            }
+            if !peers[rank + 1..].iter().any(Option::is_none) {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let missing: Vec<String> = (rank + 1..size)
+                    .filter(|r| peers[*r].is_none())
+                    .map(|r| r.to_string())
+                    .collect();
+                return Err(TransportError::Timeout {
+                    peer: format!("rank {}", missing.join(", rank ")),
+                    what: format!("a tcp connection to {local}"),
+                    stage: "tcp connect".into(),
+                    after: connect_timeout,
+                });
+            }
+            if idle {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         }
+        if refusals.count > SHOWN_REFUSALS {
+            tracing::warn!("tcp: refused {} connections in all", refusals.count);
+        }
+        let rejected = refusals.count;
         drop(listener);
         for p in peers.iter().flatten() {
             p.sock
@@ -226,6 +374,18 @@ fn dial(
                         Ok(sock)
                     }
                     Ok(()) => Err(fail("refused our hello".into())),
+                    // Closed without an answer: the peer had as many connections waiting to
+                    // say hello as it takes (strangers, perhaps) and closed ours at once.
+                    Err(e)
+                        if start.elapsed() < timeout
+                            && matches!(
+                                e.kind(),
+                                io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset
+                            ) =>
+                    {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
                     Err(e) => Err(fail(format!("no answer to our hello: {e}"))),
                 };
             }
@@ -249,24 +409,4 @@ fn dial(
             }
         }
     }
-}
-
-/// Reads and checks a hello on a freshly accepted connection; answers it if good.
-fn greet(
-    sock: &TcpStream,
-    token: &str,
-    me: usize,
-    size: usize,
-) -> std::result::Result<usize, String> {
-    let mut s = sock;
-    sock.set_nonblocking(false).map_err(|e| e.to_string())?;
-    // A silent or slow client must not stall set-up.
-    sock.set_read_timeout(Some(Duration::from_secs(2)))
-        .map_err(|e| e.to_string())?;
-    let mut h = [0u8; HELLO_LEN];
-    s.read_exact(&mut h).map_err(|e| format!("no hello: {e}"))?;
-    let r = check_hello(&h, token, me, size)?;
-    s.write_all(b"K").map_err(|e| e.to_string())?;
-    sock.set_read_timeout(None).map_err(|e| e.to_string())?;
-    Ok(r)
 }
