@@ -9,7 +9,7 @@
 //! characters (issue 32, item 3: a cell wider than `std::fmt`'s width limit panicked); the
 //! rest, as text split at tabs, is the header's cells then the rows'. Must hold: no panic;
 //! the text has one line per row plus the header, none ending in a space, none wider than
-//! the columns; the Markdown has one line per row plus the header and the delimiter row,
+//! the columns' cut width, and no control character but the line breaks; the Markdown has one line per row plus the header and the delimiter row,
 //! each with exactly the table's columns (no cell's text adds or ends a cell or a row).
 //! Mode 1, `history show`: the rest, split at lines holding only `@@@`, is entry files; the
 //! entries that parse are shown in every format `history show` has; its Markdown table has
@@ -87,11 +87,13 @@ fn writer(shape: u8, widen: u8, text: &str) {
     for l in &lines {
         assert!(!l.ends_with(' '), "{l:?}");
     }
-    let cell_chars: usize = cells.iter().map(|c| c.chars().count()).sum();
+    // A cell is shown printable (a control character as an escape, so wider than it was)
+    // and cut to CELL_MAX characters: however long its text, a line is at most that a column.
     assert!(
-        widest <= cell_chars + 2 * columns,
-        "a line wider than its cells"
+        widest <= columns * (results::printable::CELL_MAX + 2),
+        "a line wider than its cells can be shown"
     );
+    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
     let md = table.to_markdown();
     let lines: Vec<&str> = md
         .strip_suffix('\n')
