@@ -92,9 +92,18 @@ fn plot_status(e: &plots::PlotError) -> i32 {
     }
 }
 
-/// A failure to draw or write charts, after `what` (the line's start) was written.
+/// Charts that could not be drawn (1) or written (3), the line being the error's own.
+pub fn plot_failure(e: plots::PlotError) -> Failure {
+    charts_failed(e, "")
+}
+
+/// A failure to draw or write charts, after `what` (the line's start, if any) was written.
 pub fn charts_failed(e: plots::PlotError, what: &str) -> Failure {
-    let line = format!("{what}: {e}");
+    let line = if what.is_empty() {
+        e.to_string()
+    } else {
+        format!("{what}: {e}")
+    };
     match plot_status(&e) {
         UNWRITTEN => Failure::Unwritten(line),
         _ => Failure::Failed(line),

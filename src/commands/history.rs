@@ -192,7 +192,7 @@ fn add(args: AddArgs) -> Result<(), HistoryError> {
     for a in history::store::add(&args.store, &args.runs, &overrides)? {
         println!(
             "added {} ({} {}) as {}",
-            results::printable::cut(&results::printable::printable(&a.entry.run_id), 256),
+            results::printable::cell(&a.entry.run_id),
             a.entry.short_revision(),
             a.entry.date,
             a.path.display()
@@ -220,10 +220,7 @@ fn show(args: ShowArgs) -> Result<(), Failure> {
             ImageFormat::Png => plots::Format::Png,
             ImageFormat::Both => plots::Format::Both,
         };
-        let paths = plots::write_all(&charts, dir, format).map_err(|e| match e {
-            plots::PlotError::Write { .. } => Failure::Unwritten(e.to_string()),
-            e => Failure::Failed(e.to_string()),
-        })?;
+        let paths = plots::write_all(&charts, dir, format).map_err(crate::exit::plot_failure)?;
         for p in paths {
             eprintln!("wrote {}", p.display());
         }

@@ -85,10 +85,7 @@ pub fn run(args: PlotArgs) -> Result<(), Failure> {
         PlotFormat::Png => Format::Png,
         PlotFormat::Both => Format::Both,
     };
-    let paths = plots::write_all(&charts, &out, format).map_err(|e| match e {
-        PlotError::Write { .. } => Failure::Unwritten(e.to_string()),
-        e => Failure::Failed(e.to_string()),
-    })?;
+    let paths = plots::write_all(&charts, &out, format).map_err(crate::exit::plot_failure)?;
     for p in paths {
         println!("{}", p.display());
     }

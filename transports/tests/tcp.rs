@@ -36,6 +36,28 @@ fn connect(boot: Arc<dyn Bootstrap>, s: &Settings) -> transports::Result<Comm> {
     Ok(Comm::new((registry::find("tcp").unwrap().connect)(&ctx)?))
 }
 
+/// Rank 0 of a two-rank job: sends back the 5 bytes rank 1 sends, then gives its facts.
+fn echo_once(boot: Arc<dyn Bootstrap>, s: &Settings) -> Vec<(String, String)> {
+    let comm = connect(boot, s).unwrap();
+    let mut buf = [0u8; 5];
+    comm.recv(&mut buf, 1, 0).unwrap();
+    comm.send(&buf, 1, 0).unwrap();
+    let facts = comm.describe();
+    comm.finish().unwrap();
+    facts
+}
+
+/// Rank 1, arriving `after` the strangers: sends "hello" and returns what came back.
+fn say_hello_after(boot: Arc<dyn Bootstrap>, s: &Settings, after: Duration) -> [u8; 5] {
+    thread::sleep(after);
+    let comm = connect(boot, s).unwrap();
+    comm.send(b"hello", 0, 0).unwrap();
+    let mut buf = [0u8; 5];
+    comm.recv(&mut buf, 0, 0).unwrap();
+    comm.finish().unwrap();
+    buf
+}
+
 #[test]
 fn a_connection_with_the_wrong_token_is_refused_and_the_job_goes_on() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -62,25 +84,9 @@ fn a_connection_with_the_wrong_token_is_refused_and_the_job_goes_on() {
             use std::io::Read;
             assert_eq!(c.read(&mut buf).unwrap_or(0), 0);
         });
-        let h0 = sc.spawn(move || {
-            let comm = connect(Arc::new(b0), s).unwrap();
-            let mut buf = [0u8; 5];
-            comm.recv(&mut buf, 1, 0).unwrap();
-            comm.send(&buf, 1, 0).unwrap();
-            let facts = comm.describe();
-            comm.finish().unwrap();
-            facts
-        });
-        let h1 = sc.spawn(move || {
-            // Rank 1 arrives after the stranger.
-            thread::sleep(Duration::from_millis(300));
-            let comm = connect(Arc::new(b1), s).unwrap();
-            comm.send(b"hello", 0, 0).unwrap();
-            let mut buf = [0u8; 5];
-            comm.recv(&mut buf, 0, 0).unwrap();
-            comm.finish().unwrap();
-            buf
-        });
+        let h0 = sc.spawn(move || echo_once(Arc::new(b0), s));
+        // Rank 1 arrives after the stranger.
+        let h1 = sc.spawn(move || say_hello_after(Arc::new(b1), s, Duration::from_millis(300)));
         (h0.join().unwrap(), h1.join().unwrap())
     });
     assert_eq!(&echoed, b"hello");
@@ -128,25 +134,9 @@ fn silent_and_garbage_connections_do_not_stop_set_up() {
             }
             held
         });
-        let h0 = sc.spawn(move || {
-            let comm = connect(Arc::new(b0), s).unwrap();
-            let mut buf = [0u8; 5];
-            comm.recv(&mut buf, 1, 0).unwrap();
-            comm.send(&buf, 1, 0).unwrap();
-            let facts = comm.describe();
-            comm.finish().unwrap();
-            facts
-        });
-        let h1 = sc.spawn(move || {
-            // Rank 1 arrives after the strangers.
-            thread::sleep(Duration::from_millis(500));
-            let comm = connect(Arc::new(b1), s).unwrap();
-            comm.send(b"hello", 0, 0).unwrap();
-            let mut buf = [0u8; 5];
-            comm.recv(&mut buf, 0, 0).unwrap();
-            comm.finish().unwrap();
-            buf
-        });
+        let h0 = sc.spawn(move || echo_once(Arc::new(b0), s));
+        // Rank 1 arrives after the strangers.
+        let h1 = sc.spawn(move || say_hello_after(Arc::new(b1), s, Duration::from_millis(500)));
         let (facts, echoed) = (h0.join().unwrap(), h1.join().unwrap());
         let took = start.elapsed();
         drop(strangers.join().unwrap());
