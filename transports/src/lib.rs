@@ -22,6 +22,7 @@ pub use error::{Result, TransportError};
 pub use refusal::Refusal;
 pub mod comm;
 pub mod fabric;
+pub mod ofi;
 pub mod refusal;
 pub mod registry;
 pub mod shm;

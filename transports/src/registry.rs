@@ -13,6 +13,7 @@ use crate::fabric::{Availability, FabricDef, ENGINE_TUNABLES};
 pub static FABRICS: &[FabricDef] = &[
     crate::shm::FABRIC,
     crate::tcp::FABRIC,
+    crate::ofi::FABRIC,
     crate::emulated::hyperlink::FABRIC,
     crate::emulated::rapidio::FABRIC,
     crate::emulated::bxi::FABRIC,

@@ -62,7 +62,14 @@ pub fn run(args: ListArgs) -> Result<(), Failure> {
         out.push_str("FABRICS\n");
         for f in registry::FABRICS {
             let (state, why) = match (f.availability)() {
-                Availability::Usable => ("usable".to_string(), String::new()),
+                // What a usable fabric runs on (ofi: libfabric's version and providers).
+                Availability::Usable => match (f.library)() {
+                    Some(lib) if f.kind == transports::fabric::FabricKind::Native => (
+                        "usable".to_string(),
+                        format!(" ({})", lib.replace('\n', "; ")),
+                    ),
+                    _ => ("usable".to_string(), String::new()),
+                },
                 Availability::Unusable(w) => ("unusable".to_string(), format!(" ({w})")),
             };
             let kind = format!("{:?}", f.kind).to_lowercase();
