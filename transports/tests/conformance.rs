@@ -19,13 +19,13 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// The settings a run of `def` has, with `sets` applied (and no CPU binding: the ranks of a
 /// test share the test's cores).
-fn settings_for(def: &FabricDef, sets: &[(&str, &str)]) -> Settings {
+fn settings_for(def: &Variant, sets: &[(&str, &str)]) -> Settings {
     let registry = registry::registry(&[]);
     let mut settings = registry.defaults();
     for (k, v) in def.defaults {
         settings.set(&registry, k, v, Source::Fabric).unwrap();
     }
-    for (k, v) in sets {
+    for (k, v) in def.sets.iter().chain(sets) {
         settings.set(&registry, k, v, Source::Cli).unwrap();
     }
     settings
@@ -35,24 +35,70 @@ fn settings_for(def: &FabricDef, sets: &[(&str, &str)]) -> Settings {
 }
 
 /// Runs `body` on `n` in-process ranks of `def`, with `sets` applied to the tunables.
-fn on_fabric(def: &FabricDef, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
-    for r in on_comms(def, &settings_for(def, sets), n, body) {
-        r.unwrap_or_else(|e| panic!("{}: {e}", def.name));
+fn on_fabric(def: &Variant, n: usize, sets: &[(&str, &str)], body: impl Fn(&Comm) + Sync) {
+    for r in on_comms(def.def, &settings_for(def, sets), n, body) {
+        r.unwrap_or_else(|e| panic!("{}: {e}", def.label()));
     }
 }
 
-fn testable() -> Vec<&'static FabricDef> {
-    registry::FABRICS
-        .iter()
-        .filter(|f| f.kind != FabricKind::Mpi)
-        .filter(|f| match (f.availability)() {
-            Availability::Usable => true,
-            Availability::Unusable(why) => {
-                eprintln!("conformance: skipping {} ({why})", f.name);
-                false
+/// A fabric as the suite runs it: the registry's entry, with the settings that pick one of its
+/// providers (ofi runs the suite once per provider, and once with the provider's matching).
+struct Variant {
+    def: &'static FabricDef,
+    sets: Vec<(&'static str, &'static str)>,
+}
+
+impl Variant {
+    fn label(&self) -> String {
+        let sets: Vec<String> = self.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if sets.is_empty() {
+            self.def.name.to_string()
+        } else {
+            format!("{} ({})", self.def.name, sets.join(" "))
+        }
+    }
+}
+
+impl std::ops::Deref for Variant {
+    type Target = FabricDef;
+    fn deref(&self) -> &FabricDef {
+        self.def
+    }
+}
+
+/// The providers the ofi fabric is tested on, where libfabric offers them (CI installs
+/// Debian's): its own shared memory, TCP under the rxm utility, and the net provider; and the
+/// provider's own matching on the first two.
+const OFI_VARIANTS: &[&[(&str, &str)]] = &[
+    &[("ofi.provider", "shm")],
+    &[("ofi.provider", "tcp;ofi_rxm")],
+    &[("ofi.provider", "net")],
+    &[("ofi.provider", "shm"), ("ofi.matching", "provider")],
+    &[("ofi.provider", "tcp;ofi_rxm"), ("ofi.matching", "provider")],
+];
+
+fn testable() -> Vec<Variant> {
+    let mut out = Vec::new();
+    for f in registry::FABRICS.iter().filter(|f| f.kind != FabricKind::Mpi) {
+        if let Availability::Unusable(why) = (f.availability)() {
+            eprintln!("conformance: skipping {} ({why})", f.name);
+            continue;
+        }
+        if f.name != "ofi" {
+            out.push(Variant { def: f, sets: Vec::new() });
+            continue;
+        }
+        let offered = transports::ofi::offer().map(|(_, p)| p).unwrap_or_default();
+        for sets in OFI_VARIANTS {
+            let provider = sets[0].1;
+            if offered.iter().any(|p| p == provider) {
+                out.push(Variant { def: f, sets: sets.to_vec() });
+            } else {
+                eprintln!("conformance: skipping ofi on {provider} (libfabric here offers {offered:?})");
             }
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
@@ -61,16 +107,26 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 
 #[test]
 fn every_fabric_that_runs_as_threads_is_tested() {
-    let names: Vec<&str> = testable().iter().map(|f| f.name).collect();
-    for want in ["shm", "tcp", "hyperlink", "rapidio", "bxi", "loggp"] {
-        assert!(names.contains(&want), "{want} is not tested: {names:?}");
+    let names: Vec<String> = testable().iter().map(|f| f.label()).collect();
+    let mut wanted = vec!["shm", "tcp", "hyperlink", "rapidio", "bxi", "loggp"];
+    // CI installs libfabric: there the ofi fabric must run on each provider, never be skipped.
+    if std::env::var_os("CI").is_some() {
+        wanted.extend([
+            "ofi (ofi.provider=shm)",
+            "ofi (ofi.provider=tcp;ofi_rxm)",
+            "ofi (ofi.provider=net)",
+            "ofi (ofi.provider=shm ofi.matching=provider)",
+        ]);
+    }
+    for want in wanted {
+        assert!(names.iter().any(|n| n == want), "{want} is not tested: {names:?}");
     }
 }
 
 #[test]
 fn messages_of_every_size_arrive_intact_eager_and_rendezvous() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         for eager in ["0", "4K", "64K"] {
             on_fabric(def, 2, &[("eager_limit", eager)], |c| {
                 let peer = 1 - c.rank();
@@ -102,7 +158,7 @@ fn messages_of_every_size_arrive_intact_eager_and_rendezvous() {
 #[test]
 fn order_tags_and_wildcards() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         on_fabric(def, 3, &[("eager_limit", "1K")], |c| {
             if c.rank() > 0 {
                 // same tag: in order; sizes cross the eager limit mid-stream. Nonblocking:
@@ -141,7 +197,7 @@ fn order_tags_and_wildcards() {
 #[test]
 fn windows_of_nonblocking_messages_complete() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         on_fabric(def, 2, &[], |c| {
             for size in [8usize, 100_000] {
                 let msg = pattern(size, 9);
@@ -169,7 +225,7 @@ fn windows_of_nonblocking_messages_complete() {
 #[test]
 fn collectives_agree() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         for n in [2usize, 3, 4] {
             on_fabric(def, n, &[], |c| {
                 c.barrier().unwrap();
@@ -204,7 +260,7 @@ const RANKS: [usize; 6] = [1, 2, 3, 4, 5, 8];
 #[test]
 fn every_collective_agrees_with_its_definition_at_every_rank_count() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         for n in RANKS {
             if let Err(why) =
                 (def.check_ranks)(&settings_for(def, &[]), n).map_err(|r| r.to_string())
@@ -231,7 +287,7 @@ fn every_collective_agrees_with_its_definition_at_every_rank_count() {
 #[test]
 fn emulated_collectives_agree_with_ranks_sharing_nodes_and_at_scale() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         if def.kind != FabricKind::Emulated {
             continue;
         }
@@ -259,7 +315,7 @@ fn emulated_collectives_agree_with_ranks_sharing_nodes_and_at_scale() {
 }
 
 /// What connecting `n` in-process ranks of `def` fails with (every rank must fail).
-fn connect_error(def: &FabricDef, n: usize) -> String {
+fn connect_error(def: &Variant, n: usize) -> String {
     let settings = settings_for(def, &[]);
     let (boots, _events) = local::group(n);
     let errors: Vec<String> = run_ranks(def.kind, boots, |b| {
@@ -283,7 +339,7 @@ fn connect_error(def: &FabricDef, n: usize) -> String {
 #[test]
 fn the_clock_advances() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    for def in testable() {
+    for def in &testable() {
         on_fabric(def, 2, &[], |c| {
             let a = c.now();
             let mut buf = [0u8; 8];

@@ -12,6 +12,7 @@ mod library;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod mpptest;
+mod ofi;
 mod osu_layout;
 mod progress;
 mod read_back;

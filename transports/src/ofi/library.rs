@@ -26,6 +26,9 @@ type ToStrFn = unsafe extern "C" fn(*const c_void, c_int) -> *mut c_char;
 
 /// The library's soname: every libfabric from 1.0 to 2.x keeps it.
 pub const SONAME: &str = "libfabric.so.1";
+/// Names another libfabric to load (a path, or a name the loader searches for): a build of
+/// one's own beside the system's.
+pub const LIBRARY_ENV: &str = "FABBENCH_LIBFABRIC";
 /// The oldest libfabric fabbench drives: the memory registration bits it honours arrived in 1.5.
 const OLDEST: (u32, u32) = (1, 5);
 /// The API version fabbench asks for, or the library's own if older.
@@ -93,13 +96,18 @@ pub fn library() -> Result<&'static Library, String> {
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn load() -> Result<Library, String> {
-    let name = CString::new(SONAME).expect("no NUL");
+    let chosen = std::env::var(LIBRARY_ENV).ok().filter(|v| !v.is_empty());
+    let path = chosen.clone().unwrap_or_else(|| SONAME.to_string());
+    let name = CString::new(path.clone()).map_err(|_| format!("{LIBRARY_ENV} holds a NUL byte"))?;
     // SAFETY: dlopen of a library by name; its constructors run as for any linked library.
     let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if handle.is_null() {
-        return Err(format!(
-            "{SONAME} not found (install libfabric, e.g. Debian's libfabric1, or put its lib directory on LD_LIBRARY_PATH)"
-        ));
+        return Err(match chosen {
+            Some(p) => format!("{LIBRARY_ENV}={p} could not be loaded"),
+            None => format!(
+                "{SONAME} not found (install libfabric, e.g. Debian's libfabric1, or name it with {LIBRARY_ENV})"
+            ),
+        });
     }
     let sym = |name: &str, version: &str| -> Result<*mut c_void, String> {
         let n = CString::new(name).expect("no NUL");
