@@ -74,27 +74,41 @@ const OFI_VARIANTS: &[&[(&str, &str)]] = &[
     &[("ofi.provider", "tcp;ofi_rxm")],
     &[("ofi.provider", "net")],
     &[("ofi.provider", "shm"), ("ofi.matching", "provider")],
-    &[("ofi.provider", "tcp;ofi_rxm"), ("ofi.matching", "provider")],
+    &[
+        ("ofi.provider", "tcp;ofi_rxm"),
+        ("ofi.matching", "provider"),
+    ],
 ];
 
 fn testable() -> Vec<Variant> {
     let mut out = Vec::new();
-    for f in registry::FABRICS.iter().filter(|f| f.kind != FabricKind::Mpi) {
+    for f in registry::FABRICS
+        .iter()
+        .filter(|f| f.kind != FabricKind::Mpi)
+    {
         if let Availability::Unusable(why) = (f.availability)() {
             eprintln!("conformance: skipping {} ({why})", f.name);
             continue;
         }
         if f.name != "ofi" {
-            out.push(Variant { def: f, sets: Vec::new() });
+            out.push(Variant {
+                def: f,
+                sets: Vec::new(),
+            });
             continue;
         }
         let offered = transports::ofi::offer().map(|(_, p)| p).unwrap_or_default();
         for sets in OFI_VARIANTS {
             let provider = sets[0].1;
             if offered.iter().any(|p| p == provider) {
-                out.push(Variant { def: f, sets: sets.to_vec() });
+                out.push(Variant {
+                    def: f,
+                    sets: sets.to_vec(),
+                });
             } else {
-                eprintln!("conformance: skipping ofi on {provider} (libfabric here offers {offered:?})");
+                eprintln!(
+                    "conformance: skipping ofi on {provider} (libfabric here offers {offered:?})"
+                );
             }
         }
     }
@@ -119,7 +133,10 @@ fn every_fabric_that_runs_as_threads_is_tested() {
         ]);
     }
     for want in wanted {
-        assert!(names.iter().any(|n| n == want), "{want} is not tested: {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} is not tested: {names:?}"
+        );
     }
 }
 

@@ -91,14 +91,36 @@ fn the_manifest_records_the_providers_facts() {
     }
     let r = run(
         "ofi-facts",
-        &["run", "osu_latency", "--fabric", "ofi", "--set", "ofi.provider=shm", "-m", "8:8", "-i", "2", "-x", "1"],
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "ofi",
+            "--set",
+            "ofi.provider=shm",
+            "-m",
+            "8:8",
+            "-i",
+            "2",
+            "-x",
+            "1",
+        ],
     );
     r.ok();
     // shm asks for virtual addresses in RMA; its addresses are strings.
     assert_eq!(fact(&r, "ofi_mr_mode"), "FI_MR_VIRT_ADDR");
     assert!(fact(&r, "ofi_library").starts_with("libfabric 1."));
-    assert!(fact(&r, "ofi_local_address").starts_with("fi_shm://"), "{}", fact(&r, "ofi_local_address"));
-    for name in ["ofi_inject_size", "ofi_max_msg_size", "ofi_provider_version", "ofi_data_progress"] {
+    assert!(
+        fact(&r, "ofi_local_address").starts_with("fi_shm://"),
+        "{}",
+        fact(&r, "ofi_local_address")
+    );
+    for name in [
+        "ofi_inject_size",
+        "ofi_max_msg_size",
+        "ofi_provider_version",
+        "ofi_data_progress",
+    ] {
         assert!(!fact(&r, name).is_empty(), "{name} is not recorded");
     }
 }
@@ -113,9 +135,15 @@ fn without_libfabric_ofi_is_unusable_and_says_why() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&list.stdout);
-    let line = text.lines().find(|l| l.trim_start().starts_with("ofi ")).expect("ofi is listed");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("ofi "))
+        .expect("ofi is listed");
     assert!(line.contains("unusable"), "{line}");
-    assert!(line.contains(&format!("FABBENCH_LIBFABRIC={missing} could not be loaded")), "{line}");
+    assert!(
+        line.contains(&format!("FABBENCH_LIBFABRIC={missing} could not be loaded")),
+        "{line}"
+    );
     let out = scratch("ofi-missing");
     let run = std::process::Command::new(bin())
         .args(["run", "osu_latency", "--fabric", "ofi", "--out"])
@@ -127,7 +155,11 @@ fn without_libfabric_ofi_is_unusable_and_says_why() {
     let err = String::from_utf8_lossy(&run.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("fabric ofi cannot run here"), "{err}");
-    assert!(entries(&out).is_empty(), "nothing is written: {:?}", entries(&out));
+    assert!(
+        entries(&out).is_empty(),
+        "nothing is written: {:?}",
+        entries(&out)
+    );
 }
 
 #[test]
@@ -136,10 +168,60 @@ fn a_provider_libfabric_lacks_is_refused_naming_those_it_has() {
     if offered().is_empty() {
         return;
     }
-    let r = run("ofi-bad", &["run", "osu_latency", "--fabric", "ofi", "--set", "ofi.provider=verbs"]);
+    let r = run(
+        "ofi-bad",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "ofi",
+            "--set",
+            "ofi.provider=verbs",
+        ],
+    );
     assert_eq!(r.code(), 2, "{}", r.stderr());
     let err = r.stderr();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("ofi.provider=verbs"), "{err}");
-    assert!(err.contains("valid: auto, ") && err.contains("shm"), "{err}");
+    assert!(
+        err.contains("valid: auto, ") && err.contains("shm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rendezvous_by_write_writes_in_place_on_every_provider() {
+    let _g = serial();
+    for provider in offered() {
+        let set_p = format!("ofi.provider={provider}");
+        let r = run(
+            "ofi-write",
+            &[
+                "run",
+                "osu_bw",
+                "--fabric",
+                "ofi",
+                "--set",
+                &set_p,
+                "--set",
+                "ofi.rndv=write",
+                "-m",
+                "64K:1M",
+                "-i",
+                "4",
+                "-x",
+                "1",
+                "-c",
+            ],
+        );
+        r.ok();
+        for (size, status) in rows(&r.stdout()) {
+            assert_eq!(status, "Pass", "{provider} at {size} bytes");
+        }
+        // After the first message (a read, which proves RMA works) the sender writes.
+        let writes: u64 = fact(&r, "ofi_writes_in_place").parse().unwrap();
+        assert!(writes > 0, "{provider}: no write in place");
+        assert_eq!(r.counter("single_copy_fallbacks"), 0, "{provider}");
+        assert_eq!(r.counter("rendezvous_copy_sends"), 0, "{provider}");
+    }
 }

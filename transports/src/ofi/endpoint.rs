@@ -25,6 +25,7 @@ pub struct Calls {
     pub trecv: Option<TRecvFn>,
     pub tinject: Option<TInjectFn>,
     pub read: Option<RmaReadFn>,
+    pub write: Option<RmaWriteFn>,
     pub cq_read: CqReadFn,
 }
 
@@ -142,6 +143,7 @@ impl Endpoint {
                 trecv: None,
                 tinject: None,
                 read: None,
+                write: None,
                 cq_read: dummy_cq_read,
             },
             needs_context: false,
@@ -241,6 +243,11 @@ impl Endpoint {
             tinject: op!(e.tagged, FiOpsTagged, inject),
             read: if self.entry.has_rma() {
                 op!(e.rma, FiOpsRma, read)
+            } else {
+                None
+            },
+            write: if self.entry.has_rma() {
+                op!(e.rma, FiOpsRma, write)
             } else {
                 None
             },

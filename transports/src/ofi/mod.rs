@@ -242,13 +242,15 @@ fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
     let single_copy = ep.calls.read.is_some() && cfg.single_copy != crate::engine::SingleCopy::Off;
     let mut cfg = cfg;
     if s.get(RNDV) == "write" {
-        if !single_copy {
+        if !single_copy || ep.calls.write.is_none() {
             return Err(TransportError::Config(format!(
                 "ofi.rndv=write: provider {} has no RMA (or single_copy=off); use ofi.rndv=read",
                 ep.entry.provider
             )));
         }
-        // The sender writes the whole message once the first transfer proved RMA works.
+        // The sender writes the message (all but its last partial page, which the receiver
+        // reads) from 64 KiB up, once a first read in place proved RMA works: the engine's
+        // shared single copy with the sender's share whole.
         cfg.single_copy_share = 100;
     }
     let ws = wire::WireSettings {

@@ -41,7 +41,7 @@ const MR_CACHE_ENTRIES: usize = 256;
 enum Op {
     Recv(u32),
     Send(u32),
-    Read,
+    Rma,
 }
 
 /// An operation's context: room the provider may write (FI_CONTEXT2 is 64 bytes), then ours.
@@ -93,12 +93,17 @@ pub struct OfiWire {
     /// Keys of buffers peers offered to be read: (peer, address) to (key, base, RTSs not yet
     /// read). A window of sends from one buffer offers it many times, under one key.
     offered: HashMap<(usize, u64), (u64, u64, u32)>,
-    /// The region each of this rank's RTS registered, by the sender's request.
+    /// Keys of receive buffers peers asked this rank to write into (a PUT): (peer, address)
+    /// to (key, base).
+    writable: HashMap<(usize, u64), (u64, u64, u32)>,
+    /// The region each of this rank's RTS (by its send request) or PUT (by its receive
+    /// request) registered, until the FIN or PUTFIN that ends the peer's use of it.
     lent: HashMap<u64, u64>,
     read_done: Option<std::result::Result<(), CqError>>,
     /// A peer whose operation failed, and why.
     failed: Option<(usize, String)>,
     pub reads: u64,
+    pub writes: u64,
     pub injects: u64,
 }
 
@@ -143,7 +148,7 @@ impl OfiWire {
                 .collect(),
             read_ctx: Box::new(Ctx {
                 provider: [0; 8],
-                op: Op::Read,
+                op: Op::Rma,
             }),
             tx_free: (0..s.tx_slots as u32).rev().collect(),
             rx_desc: 0,
@@ -156,10 +161,12 @@ impl OfiWire {
             next_seq_in: vec![0; ep.size],
             early: vec![BTreeMap::new(); ep.size],
             offered: HashMap::new(),
+            writable: HashMap::new(),
             lent: HashMap::new(),
             read_done: None,
             failed: None,
             reads: 0,
+            writes: 0,
             injects: 0,
             s,
             ep,
@@ -259,13 +266,13 @@ impl OfiWire {
 
     fn cq_failed(&mut self, e: CqError) -> TransportError {
         let op = self.op_of(e.context);
-        if op == Some(Op::Read) {
+        if op == Some(Op::Rma) {
             self.read_done = Some(Err(e.clone()));
         }
         let what = match op {
             Some(Op::Recv(_)) => "a receive",
             Some(Op::Send(_)) => "a send",
-            Some(Op::Read) => "a read in place",
+            Some(Op::Rma) => "a read in place",
             None => "an operation",
         };
         TransportError::Config(format!(
@@ -286,7 +293,7 @@ impl OfiWire {
             })
         };
         if context == &*self.read_ctx as *const Ctx as usize {
-            return Some(Op::Read);
+            return Some(Op::Rma);
         }
         within(&self.rx_ctx).or_else(|| within(&self.tx_ctx))
     }
@@ -298,7 +305,7 @@ impl OfiWire {
                 self.tx_free.push(i);
                 true
             }
-            Some(Op::Read) => {
+            Some(Op::Rma) => {
                 self.read_done = Some(Ok(()));
                 true
             }
@@ -388,7 +395,30 @@ impl OfiWire {
                 }
                 Ok(frame)
             }
-            Some(t) if t == FrameType::Fin as u8 && !self.lent.is_empty() => {
+            Some(t) if t == FrameType::Put as u8 && self.s.single_copy => {
+                let h = Header::decode_as(self.s.order, frame).map_err(|e| {
+                    TransportError::Protocol {
+                        peer: self.peer_name(peer),
+                        what: format!("sent a bad PUT: {e}"),
+                    }
+                })?;
+                let n = frame.len();
+                if n < FrameType::Put.header_len() + TRAILER {
+                    return Err(TransportError::Protocol {
+                        peer: self.peer_name(peer),
+                        what: "sent a PUT without its registration key".into(),
+                    });
+                }
+                let key = u64::from_le_bytes(frame[n - 16..n - 8].try_into().expect("8"));
+                let base = u64::from_le_bytes(frame[n - 8..].try_into().expect("8"));
+                let e = self.writable.entry((peer, h.c)).or_insert((key, base, 0));
+                *e = (key, base, e.2 + 1);
+                Ok(&frame[..n - TRAILER])
+            }
+            Some(t)
+                if (t == FrameType::Fin as u8 || t == FrameType::PutFin as u8)
+                    && !self.lent.is_empty() =>
+            {
                 if let Ok(h) = Header::decode_as(self.s.order, frame) {
                     if let Some(id) = self.lent.remove(&h.a) {
                         let mut reg = self.ep.registrar();
@@ -429,19 +459,25 @@ impl OfiWire {
         Err(self.op_failed(Some(peer), "a send", rc))
     }
 
-    /// Registers the buffer an RTS offers, and returns the trailer naming it.
+    /// Registers the buffer an RTS offers to be read (or a PUT asks to be written), and
+    /// returns the trailer naming it.
     fn lend(&mut self, header: &[u8]) -> Result<Option<[u8; TRAILER]>> {
         let h = Header::decode_as(self.s.order, header)
             .map_err(|e| TransportError::Config(format!("ofi: {e}")))?;
-        if h.flags & FLAG_SINGLE_COPY_OK == 0 || !self.s.single_copy {
+        let (addr, request, access) = match h.ty {
+            FrameType::Rts if h.flags & FLAG_SINGLE_COPY_OK != 0 => (h.b, h.a, FI_REMOTE_READ),
+            FrameType::Put => (h.c, h.b, FI_REMOTE_WRITE),
+            _ => return Ok(None),
+        };
+        if !self.s.single_copy {
             return Ok(None);
         }
         let mut reg = self.ep.registrar();
         let region = self
             .cache
-            .acquire(&mut reg, h.b as usize, h.len as usize, FI_REMOTE_READ)
+            .acquire(&mut reg, addr as usize, h.len as usize, access)
             .map_err(|e| TransportError::Config(format!("ofi: {e}")))?;
-        self.lent.insert(h.a, region.id);
+        self.lent.insert(request, region.id);
         let mut t = [0u8; TRAILER];
         t[..8].copy_from_slice(&region.key.to_le_bytes());
         t[8..].copy_from_slice(&region.base.to_le_bytes());
@@ -491,7 +527,7 @@ impl Wire for OfiWire {
         payload: &[u8],
     ) -> Result<bool> {
         let trailer = match kind {
-            FragKind::Rts { .. } => self.lend(header)?,
+            FragKind::Rts { .. } | FragKind::Put { .. } => self.lend(header)?,
             _ => None,
         };
         let body = header.len() + payload.len() + trailer.map_or(0, |t| t.len());
@@ -567,7 +603,8 @@ impl Wire for OfiWire {
             // Give back what lend took; the engine retries the whole frame after polling.
             if trailer.is_some() {
                 if let Ok(h) = Header::decode_as(self.s.order, header) {
-                    if let Some(id) = self.lent.remove(&h.a) {
+                    let request = if h.ty == FrameType::Put { h.b } else { h.a };
+                    if let Some(id) = self.lent.remove(&request) {
                         let mut reg = self.ep.registrar();
                         self.cache.done(&mut reg, id);
                     }
@@ -599,84 +636,42 @@ impl Wire for OfiWire {
     }
 
     fn get(&mut self, peer: usize, remote_addr: u64, local: &mut [u8]) -> Result<GetOutcome> {
-        let Some(&(key, base, _)) = self.offered.get(&(peer, remote_addr)) else {
+        let Some((key, base)) = take_offer(&mut self.offered, (peer, remote_addr)) else {
             return Ok(GetOutcome::Refused);
         };
-        if let std::collections::hash_map::Entry::Occupied(mut e) =
-            self.offered.entry((peer, remote_addr))
-        {
-            e.get_mut().2 -= 1;
-            if e.get().2 == 0 {
-                e.remove();
-            }
-        }
-        let Some(read) = self.ep.calls.read else {
+        if self.ep.calls.read.is_none() {
             return Ok(GetOutcome::Refused);
-        };
-        let rules = self.cache.rules;
-        let local_region = if rules.local() {
-            let mut reg = self.ep.registrar();
-            Some(
-                self.cache
-                    .acquire(&mut reg, local.as_ptr() as usize, local.len(), FI_READ)
-                    .map_err(|e| TransportError::Config(format!("ofi: {e}")))?,
-            )
-        } else {
-            None
-        };
-        let desc = local_region.map_or(0, |r| r.desc);
-        let start = Instant::now();
-        let mut at = 0usize;
-        let chunk = self.ep.entry.max_msg_size.max(1);
-        let result = (|| {
-            while at < local.len() {
-                let n = (local.len() - at).min(chunk);
-                let raddr = rules.remote_address(remote_addr + at as u64, base);
-                let ctx = &mut *self.read_ctx as *mut Ctx as *mut c_void;
-                self.read_done = None;
-                loop {
-                    // SAFETY: `local[at..at+n]` is ours until the read completes, awaited below.
-                    let rc = unsafe {
-                        read(
-                            self.ep.ep,
-                            local[at..].as_mut_ptr() as *mut c_void,
-                            n,
-                            desc as *mut c_void,
-                            self.ep.addrs[peer],
-                            raddr,
-                            key,
-                            ctx,
-                        )
-                    };
-                    if rc == 0 {
-                        break;
-                    }
-                    if rc != -FI_EAGAIN {
-                        return Err(self.op_failed(Some(peer), "a read in place", rc));
-                    }
-                    self.progress_stash()?;
-                    self.timed_out(start, peer)?;
-                }
-                while self.read_done.is_none() {
-                    self.progress_stash()?;
-                    self.timed_out(start, peer)?;
-                }
-                if let Some(Err(e)) = self.read_done.take() {
-                    return Err(TransportError::Protocol {
-                        peer: self.peer_name(peer),
-                        what: format!("a read in place failed: {}", e.text),
-                    });
-                }
-                at += n;
-            }
-            Ok(())
-        })();
-        if let Some(r) = local_region {
-            let mut reg = self.ep.registrar();
-            self.cache.done(&mut reg, r.id);
         }
-        result?;
+        self.rma(
+            peer,
+            remote_addr,
+            key,
+            base,
+            local.as_mut_ptr(),
+            local.len(),
+            Rma::Read,
+        )?;
         self.reads += 1;
+        Ok(GetOutcome::Done)
+    }
+
+    fn put(&mut self, peer: usize, remote_addr: u64, local: &[u8]) -> Result<GetOutcome> {
+        let Some((key, base)) = take_offer(&mut self.writable, (peer, remote_addr)) else {
+            return Ok(GetOutcome::Refused);
+        };
+        if self.ep.calls.write.is_none() {
+            return Ok(GetOutcome::Refused);
+        }
+        self.rma(
+            peer,
+            remote_addr,
+            key,
+            base,
+            local.as_ptr() as *mut u8,
+            local.len(),
+            Rma::Write,
+        )?;
+        self.writes += 1;
         Ok(GetOutcome::Done)
     }
 
@@ -716,6 +711,7 @@ impl Wire for OfiWire {
                 self.s.inject_size.to_string(),
             ),
             ("ofi_reads_in_place".into(), self.reads.to_string()),
+            ("ofi_writes_in_place".into(), self.writes.to_string()),
             (
                 "ofi_registrations".into(),
                 self.cache.registrations.to_string(),
@@ -734,12 +730,133 @@ pub fn progress_name(p: std::ffi::c_int) -> &'static str {
     }
 }
 
+/// The key and base a peer offered for `at`, counting one use of the offer off: a window of
+/// messages from (or into) one buffer offers it once per message, under one registration.
+fn take_offer(
+    offers: &mut HashMap<(usize, u64), (u64, u64, u32)>,
+    at: (usize, u64),
+) -> Option<(u64, u64)> {
+    let e = offers.get_mut(&at)?;
+    let found = (e.0, e.1);
+    e.2 -= 1;
+    if e.2 == 0 {
+        offers.remove(&at);
+    }
+    Some(found)
+}
+
+/// Which way an RMA moves the bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rma {
+    Read,
+    Write,
+}
+
 impl OfiWire {
+    /// Reads `len` bytes of `peer`'s registered memory at `remote_addr` into `local`, or writes
+    /// them there from `local`, waiting for the completion (the engine's single copy is
+    /// synchronous); completions read meanwhile are kept for the next poll.
+    #[allow(clippy::too_many_arguments)]
+    fn rma(
+        &mut self,
+        peer: usize,
+        remote_addr: u64,
+        key: u64,
+        base: u64,
+        local: *mut u8,
+        len: usize,
+        way: Rma,
+    ) -> Result<()> {
+        let rules = self.cache.rules;
+        let local_region = if rules.local() && len > 0 {
+            let mut reg = self.ep.registrar();
+            let access = if way == Rma::Read { FI_READ } else { FI_WRITE };
+            Some(
+                self.cache
+                    .acquire(&mut reg, local as usize, len, access)
+                    .map_err(|e| TransportError::Config(format!("ofi: {e}")))?,
+            )
+        } else {
+            None
+        };
+        let desc = local_region.map_or(0, |r| r.desc) as *mut c_void;
+        let start = Instant::now();
+        let chunk = self.ep.entry.max_msg_size.max(1);
+        let what = if way == Rma::Read {
+            "a read in place"
+        } else {
+            "a write in place"
+        };
+        let result = (|| {
+            let mut at = 0usize;
+            while at < len {
+                let n = (len - at).min(chunk);
+                let raddr = rules.remote_address(remote_addr + at as u64, base);
+                let ctx = &mut *self.read_ctx as *mut Ctx as *mut c_void;
+                self.read_done = None;
+                loop {
+                    // SAFETY: `local[at..at+n]` stays ours until the operation completes,
+                    // awaited below.
+                    let rc = unsafe {
+                        let buf = local.add(at) as *mut c_void;
+                        match way {
+                            Rma::Read => (self.ep.calls.read.expect("checked"))(
+                                self.ep.ep,
+                                buf,
+                                n,
+                                desc,
+                                self.ep.addrs[peer],
+                                raddr,
+                                key,
+                                ctx,
+                            ),
+                            Rma::Write => (self.ep.calls.write.expect("checked"))(
+                                self.ep.ep,
+                                buf,
+                                n,
+                                desc,
+                                self.ep.addrs[peer],
+                                raddr,
+                                key,
+                                ctx,
+                            ),
+                        }
+                    };
+                    if rc == 0 {
+                        break;
+                    }
+                    if rc != -FI_EAGAIN {
+                        return Err(self.op_failed(Some(peer), what, rc));
+                    }
+                    self.progress_stash()?;
+                    self.timed_out(start, peer)?;
+                }
+                while self.read_done.is_none() {
+                    self.progress_stash()?;
+                    self.timed_out(start, peer)?;
+                }
+                if let Some(Err(e)) = self.read_done.take() {
+                    return Err(TransportError::Protocol {
+                        peer: self.peer_name(peer),
+                        what: format!("{what} failed: {}", e.text),
+                    });
+                }
+                at += n;
+            }
+            Ok(())
+        })();
+        if let Some(r) = local_region {
+            let mut reg = self.ep.registrar();
+            self.cache.done(&mut reg, r.id);
+        }
+        result
+    }
+
     fn timed_out(&self, start: Instant, peer: usize) -> Result<()> {
         if start.elapsed() > self.s.timeout {
             return Err(TransportError::Timeout {
                 peer: self.peer_name(peer),
-                what: "a read of its buffer in place".into(),
+                what: "a read or write of its memory in place".into(),
                 stage: "single copy".into(),
                 after: self.s.timeout,
             });
