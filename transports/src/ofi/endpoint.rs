@@ -557,7 +557,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 4096 {
+    if !text.len().is_multiple_of(2) || text.len() > 4096 {
         return None;
     }
     (0..text.len())
