@@ -11,7 +11,8 @@
 //!
 //! The module is cut by role: `ffi` declares libfabric's C types, `library` loads it, `info`
 //! asks it for providers and chooses one, `endpoint` opens a rank's endpoint and exchanges
-//! addresses, `mr` registers memory as the provider's mr_mode asks, `wire` and `tagged` are the
+//! addresses, `mr` registers memory as the provider's mr_mode asks, `order` keeps each peer's frames in
+//! order, `wire` and `tagged` are the
 //! two data paths; this file holds the fabric's definition and its tunables.
 
 #[macro_use]
@@ -20,6 +21,7 @@ mod endpoint;
 mod info;
 mod library;
 mod mr;
+mod order;
 mod tagged;
 mod wire;
 

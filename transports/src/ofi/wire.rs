@@ -15,7 +15,7 @@
 //! and net: the connection is made inside `fi_cq_read`), so it becomes `Ok(false)` and the
 //! engine polls. Completions read while waiting for a read are kept for the next poll.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
@@ -87,9 +87,7 @@ pub struct OfiWire {
     stashed: VecDeque<Vec<u8>>,
     batch: Vec<FiCqTaggedEntry>,
     next_seq_out: Vec<u32>,
-    next_seq_in: Vec<u32>,
-    /// Frames that arrived before an earlier one of their peer.
-    early: Vec<BTreeMap<u32, Vec<u8>>>,
+    peer_order: super::order::PeerOrder,
     /// Keys of buffers peers offered to be read: (peer, address) to (key, base, RTSs not yet
     /// read). A window of sends from one buffer offers it many times, under one key.
     offered: HashMap<(usize, u64), (u64, u64, u32)>,
@@ -158,8 +156,7 @@ impl OfiWire {
             stashed: VecDeque::new(),
             batch: vec![FiCqTaggedEntry::default(); s.cq_batch.max(1)],
             next_seq_out: vec![0; ep.size],
-            next_seq_in: vec![0; ep.size],
-            early: vec![BTreeMap::new(); ep.size],
+            peer_order: super::order::PeerOrder::new(ep.size),
             offered: HashMap::new(),
             writable: HashMap::new(),
             lent: HashMap::new(),
@@ -350,19 +347,16 @@ impl OfiWire {
                 self.ep.size
             )));
         }
-        if seq != self.next_seq_in[peer] {
-            self.early[peer].insert(seq, msg[PREFIX..].to_vec());
+        if !self.peer_order.arrived(peer, seq, &msg[PREFIX..]) {
             return Ok(0);
         }
         let frame = self.inspect(peer, &msg[PREFIX..])?;
         sink(peer, frame)?;
         let mut handed = 1;
-        self.next_seq_in[peer] = seq.wrapping_add(1);
-        while let Some(f) = self.early[peer].remove(&self.next_seq_in[peer]) {
+        while let Some(f) = self.peer_order.handed(peer) {
             let f = self.inspect(peer, &f)?.to_vec();
             sink(peer, &f)?;
             handed += 1;
-            self.next_seq_in[peer] = self.next_seq_in[peer].wrapping_add(1);
         }
         Ok(handed)
     }
