@@ -23,7 +23,11 @@
 # pingpongs count both directions in MB/sec, so one-way latency = size / MB/sec as well; that
 # quotient is used when MB/sec has more digits than usec/xfer (both are printed to 0.01).
 # fi_pingpong runs no warm-up and its timed loop includes the first message (for tcp;ofi_rxm,
-# the connection set-up); fabtests run 10 warm-up iterations first (-w).
+# the connection set-up); fabtests run 10 warm-up iterations first (-w). Measured here over
+# tcp;ofi_rxm on loopback, that first message costs fi_pingpong some 20-50 ms once (100 round
+# trips of 8 B: ~109 us a message against fabtests' ~5), so give it a large --iters over tcp.
+# The default counts also make an 8 B shm run last only milliseconds, short enough for a busy
+# machine to move it threefold; --iters 1000000 (a second or two) steadies it.
 #
 # The fabric is kept on loopback: FI_TCP_IFACE and FI_NET_IFACE default to lo (fi_pingpong has
 # no source-address option and its control socket listens on every address while it runs).
