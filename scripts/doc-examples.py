@@ -52,7 +52,11 @@ REQUIREMENTS = {
     "slurm": lambda: shutil.which("sbatch") is not None,
     "mpi": lambda: shutil.which("mpicc") is not None and shutil.which("mpirun") is not None,
     # libfabric's runtime, which the ofi fabric loads (.ci/run installs it).
-    "libfabric": lambda: subprocess.run("ldconfig -p | grep -q 'libfabric[.]so[.]1 '", shell=True).returncode == 0,
+    # FABBENCH_LIBFABRIC names the library fabbench loads instead of the system's.
+    "libfabric": lambda: (os.path.exists(os.environ["FABBENCH_LIBFABRIC"])
+                          if os.environ.get("FABBENCH_LIBFABRIC")
+                          else subprocess.run("ldconfig -p | grep -q 'libfabric[.]so[.]1 '",
+                                              shell=True).returncode == 0),
     # Installs system packages: .ci/run installs the ones the build needs itself.
     "root": lambda: False,
 }
