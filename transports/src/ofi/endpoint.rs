@@ -361,6 +361,7 @@ impl Endpoint {
             err: -n,
             text: format!("fi_cq_read: {}", self.lib.strerror(n)),
             olen: 0,
+            len: 0,
         })
     }
 
@@ -374,6 +375,7 @@ impl Endpoint {
                 err: 0,
                 text: "an operation failed (no fi_cq_readerr)".into(),
                 olen: 0,
+                len: 0,
             };
         };
         // SAFETY: live CQ; `e` is a whole error entry.
@@ -384,6 +386,7 @@ impl Endpoint {
                 err: -rc,
                 text: format!("fi_cq_readerr: {}", self.lib.strerror(rc)),
                 olen: 0,
+                len: 0,
             };
         }
         let mut text = self.lib.strerror(e.err as isize);
@@ -413,6 +416,7 @@ impl Endpoint {
             err: e.err as isize,
             text,
             olen: e.olen,
+            len: e.len,
         }
     }
 
@@ -429,8 +433,10 @@ pub struct CqError {
     pub context: usize,
     pub err: isize,
     pub text: String,
-    /// Bytes that did not fit (FI_ETRUNC).
+    /// Bytes that did not fit (FI_ETRUNC), as the provider reports them.
     pub olen: usize,
+    /// Bytes the operation moved, as the provider reports them.
+    pub len: usize,
 }
 
 unsafe extern "C" fn dummy_cq_read(_: *mut FidCq, _: *mut c_void, _: usize) -> isize {

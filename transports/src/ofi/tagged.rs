@@ -254,13 +254,25 @@ impl Inner {
         let peer = r
             .peer
             .map_or("any rank".to_string(), |p| format!("rank {p}"));
-        r.error = Some(if e.err == FI_ETRUNC {
+        // Providers differ in the sign they give the number (shm: negative), and in whether
+        // they say how much did not fit (shm 1.17 reports nothing): without that, the error
+        // says the message was longer, not a length no one measured.
+        let provider = self.ep.entry.provider.clone();
+        r.error = Some(if e.err.abs() == FI_ETRUNC && e.olen > 0 {
             TransportError::Truncated {
                 peer,
                 tag: r.tag.unwrap_or(-1),
                 len: (r.cap + e.olen) as u64,
                 cap: r.cap,
                 stage,
+            }
+        } else if e.err.abs() == FI_ETRUNC {
+            TransportError::Protocol {
+                peer,
+                what: format!(
+                    "sent a message longer than the {}-byte receive buffer (provider {provider} does not say how long; stage: {stage})",
+                    r.cap
+                ),
             }
         } else {
             TransportError::Protocol {
