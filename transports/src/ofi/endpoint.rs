@@ -361,7 +361,6 @@ impl Endpoint {
             err: -n,
             text: format!("fi_cq_read: {}", self.lib.strerror(n)),
             olen: 0,
-            len: 0,
         })
     }
 
@@ -375,7 +374,6 @@ impl Endpoint {
                 err: 0,
                 text: "an operation failed (no fi_cq_readerr)".into(),
                 olen: 0,
-                len: 0,
             };
         };
         // SAFETY: live CQ; `e` is a whole error entry.
@@ -386,7 +384,6 @@ impl Endpoint {
                 err: -rc,
                 text: format!("fi_cq_readerr: {}", self.lib.strerror(rc)),
                 olen: 0,
-                len: 0,
             };
         }
         let mut text = self.lib.strerror(e.err as isize);
@@ -416,7 +413,6 @@ impl Endpoint {
             err: e.err as isize,
             text,
             olen: e.olen,
-            len: e.len,
         }
     }
 
@@ -435,8 +431,6 @@ pub struct CqError {
     pub text: String,
     /// Bytes that did not fit (FI_ETRUNC), as the provider reports them.
     pub olen: usize,
-    /// Bytes the operation moved, as the provider reports them.
-    pub len: usize,
 }
 
 unsafe extern "C" fn dummy_cq_read(_: *mut FidCq, _: *mut c_void, _: usize) -> isize {

@@ -75,6 +75,8 @@ pub struct OfiWire {
     tx_ctx: Box<[Ctx]>,
     read_ctx: Box<Ctx>,
     tx_free: Vec<u32>,
+    /// Receive slots handed on and not yet given back to the provider.
+    unposted: Vec<u32>,
     /// Descriptors of the slot pools, where the provider wants local buffers registered.
     rx_desc: usize,
     tx_desc: usize,
@@ -147,6 +149,7 @@ impl OfiWire {
                 op: Op::Rma,
             }),
             tx_free: (0..s.tx_slots as u32).rev().collect(),
+            unposted: Vec::with_capacity(s.rx_slots),
             rx_desc: 0,
             tx_desc: 0,
             pool_regs: Vec::new(),
@@ -232,9 +235,18 @@ impl OfiWire {
         }
     }
 
+    /// Gives the provider back the receive slots whose frames were handed on.
+    fn repost(&mut self) -> Result<()> {
+        while let Some(i) = self.unposted.pop() {
+            self.post_recv(i as usize)?;
+        }
+        Ok(())
+    }
+
     /// Reads completions (progressing the provider): sends and reads are handled at once,
     /// received frames copied into the stash and their slots reposted.
     fn progress_stash(&mut self) -> Result<usize> {
+        self.repost()?;
         let n = self.read_cq()?;
         for k in 0..n {
             let c = self.batch[k];
@@ -319,7 +331,9 @@ impl OfiWire {
         // SAFETY: the slot is ours until reposted below; nothing else touches the pool meanwhile.
         let msg: &[u8] = unsafe { std::slice::from_raw_parts(self.rx.as_ptr().add(start), len) };
         let handed = self.accept(msg, sink)?;
-        self.post_recv(i)?;
+        // Reposted at the next poll, not now: a ping-pong's reply is sent before that, so the
+        // repost (a call into the provider) is off the round trip.
+        self.unposted.push(i as u32);
         Ok(handed)
     }
 
@@ -609,6 +623,7 @@ impl Wire for OfiWire {
     }
 
     fn poll(&mut self, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        self.repost()?;
         let mut handed = 0;
         while let Some(msg) = self.stashed.pop_front() {
             handed += self.accept(&msg, sink)?;
