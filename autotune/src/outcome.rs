@@ -178,6 +178,12 @@ pub enum Evidence {
     Threshold(ThresholdEvidence),
     Switch(SwitchEvidence),
     Fragment(FragmentEvidence),
+    /// Not searched: another setting in force turns the parameter's mechanism off (on ofi,
+    /// the engine's parameters under provider matching), so nothing was measured and the
+    /// default stays; `because` says which setting and why.
+    NotApplicable {
+        because: String,
+    },
 }
 
 /// A line `t = latency_us + size / bandwidth_mbs` over sizes `from..=to`.

@@ -4,7 +4,7 @@
 //! search. Everything here is data, so a new MPI variable or card parameter that is a
 //! threshold is one line.
 
-use bench_core::tunables::Kind;
+use bench_core::tunables::{Kind, Settings};
 use transports::fabric::{FabricDef, FabricKind, ENGINE_TUNABLES};
 
 /// How a parameter is searched.
@@ -55,7 +55,73 @@ const SWITCHES: &[(&str, &str, &str)] = &[
     ("mpi.btl_hlink_rx_thread", "0", "1"),
     ("mpi.MPIR_CVAR_ASYNC_PROGRESS", "0", "1"),
     ("mpi.btl_vader_single_copy_mechanism", "none", "cma"),
+    // ofi: who matches messages, how the engine's rendezvous moves data over RMA, and whether
+    // small messages go by fi_inject (up to the provider's inject size, the default) or not.
+    ("ofi.matching", "engine", "provider"),
+    ("ofi.rndv", "read", "write"),
+    ("ofi.inject_size", "0", "64KiB"),
 ];
+
+/// What autotune searches on a native fabric when not told, where the generic choice (every
+/// engine threshold, fragment size and switch it uses) is not what matters there. On ofi: the
+/// matching first (it decides whether the engine runs at all), then the engine's rendezvous
+/// over RMA, fi_inject, and the eager limit.
+const NATIVE_DEFAULTS: &[(&str, &[&str])] = &[(
+    "ofi",
+    &["ofi.matching", "ofi.rndv", "ofi.inject_size", "eager_limit"],
+)];
+
+/// Parameters that act only while another setting has one value: (fabric, parameter, setting,
+/// the value under which it acts, why not otherwise). Under ofi.matching=provider the
+/// provider's tagged messages carry everything with the provider's own protocols: fabbench's
+/// engine, its eager limit, fragments, single copy and rendezvous over RMA, does not run.
+const ONLY_UNDER: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "ofi",
+        "eager_limit",
+        "ofi.matching",
+        "engine",
+        PROVIDER_MATCHING,
+    ),
+    (
+        "ofi",
+        "frag_size",
+        "ofi.matching",
+        "engine",
+        PROVIDER_MATCHING,
+    ),
+    (
+        "ofi",
+        "single_copy",
+        "ofi.matching",
+        "engine",
+        PROVIDER_MATCHING,
+    ),
+    (
+        "ofi",
+        "ofi.rndv",
+        "ofi.matching",
+        "engine",
+        PROVIDER_MATCHING,
+    ),
+];
+
+const PROVIDER_MATCHING: &str =
+    "the provider's own eager and rendezvous protocols move every message, not fabbench's engine";
+
+/// Why `name` does nothing on `def` under `settings` (another setting turns its mechanism
+/// off), or None when it acts: such a parameter is not searched, and keeps its default.
+pub fn inert(def: &FabricDef, name: &str, settings: &Settings) -> Option<String> {
+    ONLY_UNDER
+        .iter()
+        .filter(|(f, n, _, _, _)| *f == def.name && *n == name)
+        .find_map(|(_, _, other, wanted, why)| {
+            let now = settings
+                .get_by_runtime_name::<bench_core::tunables::Value>(other)
+                .to_string();
+            (now != *wanted).then(|| format!("under {other}={now} {why}"))
+        })
+}
 
 /// What autotune searches on an MPI preset (`FABRIC@mpi`) when not told: the variable its
 /// library documents for the job.
@@ -163,6 +229,9 @@ pub fn defaults_for(def: &FabricDef, preset_base: Option<&str>) -> Vec<&'static 
             .map(|(_, p)| p.to_vec())
             .unwrap_or_default();
     }
+    if let Some((_, list)) = NATIVE_DEFAULTS.iter().find(|(f, _)| *f == def.name) {
+        return list.to_vec();
+    }
     let own = (def.tunables)();
     let candidates = ENGINE_TUNABLES
         .iter()
@@ -209,12 +278,58 @@ mod tests {
         );
         assert_eq!(d("rapidio"), vec!["eager_limit", "frag_size"]);
         assert_eq!(d("bxi"), vec!["bxi.rendezvous", "bxi.rndv_fragment_size"]);
+        assert_eq!(
+            d("ofi"),
+            vec!["ofi.matching", "ofi.rndv", "ofi.inject_size", "eager_limit"]
+        );
+        for p in d("ofi") {
+            assert!(role_of(p).is_some(), "{p} searchable");
+            assert_eq!(refusal(p, "ofi", find("ofi").unwrap()), None, "{p}");
+        }
         let mpi = find("mpi").unwrap();
         assert_eq!(
             defaults_for(mpi, Some("shm")),
             vec!["mpi.btl_vader_eager_limit"]
         );
         assert!(defaults_for(mpi, None).is_empty());
+    }
+
+    #[test]
+    fn a_switch_default_is_one_of_its_two_values() {
+        // The A/B compares the default with the other value by their text: the registry's
+        // default must read as one of the two (else it would be run as a third value).
+        let reg = transports::registry::registry(&[]);
+        let s = reg.defaults();
+        for name in ["ofi.matching", "ofi.rndv", "ofi.inject_size"] {
+            let v = s
+                .get_by_runtime_name::<bench_core::tunables::Value>(name)
+                .to_string();
+            assert!(
+                switch_values(name).unwrap().contains(&v.as_str()),
+                "{name} default {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_engines_parameters_do_nothing_under_provider_matching() {
+        let reg = transports::registry::registry(&[]);
+        let ofi = find("ofi").unwrap();
+        let mut s = reg.defaults();
+        assert_eq!(inert(ofi, "eager_limit", &s), None);
+        s.set(
+            &reg,
+            "ofi.matching",
+            "provider",
+            bench_core::tunables::Source::Cli,
+        )
+        .unwrap();
+        for name in ["eager_limit", "ofi.rndv"] {
+            let why = inert(ofi, name, &s).unwrap_or_default();
+            assert!(why.contains("under ofi.matching=provider"), "{name}: {why}");
+        }
+        assert_eq!(inert(ofi, "ofi.inject_size", &s), None);
+        assert_eq!(inert(find("shm").unwrap(), "eager_limit", &s), None);
     }
 
     #[test]

@@ -13,9 +13,9 @@ use std::sync::atomic::AtomicBool;
 use crate::error::TuneError;
 use crate::fragment::{self, Skip};
 use crate::measure::{Bench, Halt, Observer};
-use crate::outcome::{Decision, Outcome, SCHEMA_VERSION};
-use crate::params::Role;
-use crate::request::{Request, Tuning};
+use crate::outcome::{Decision, Evidence, Outcome, SCHEMA_VERSION};
+use crate::params::{self, Role};
+use crate::request::{Param, Request, Tuning};
 use crate::{gate, switch, threshold};
 
 /// Share of the budget the search may use; the rest is kept for the verification.
@@ -51,6 +51,14 @@ pub fn run(
     // the threshold with everything before it held at its chosen value.
     for role in [Role::Switch, Role::Fragment, Role::Threshold] {
         for p in t.param(role) {
+            // A parameter the settings chosen so far turn off is not measured: any difference
+            // seen would be noise read as evidence.
+            if let Some(why) = params::inert(t.def, &p.name, &t.settings_with(&chosen)) {
+                let d = not_applicable(p, why);
+                chosen.push((p.name.clone(), d.chosen.clone()));
+                decisions.push(d);
+                continue;
+            }
             let step = match role {
                 Role::Switch => switch::tune(&mut bench, p, &chosen, &t.workloads).map(Ok),
                 Role::Fragment => fragment::tune(&mut bench, p, &chosen, &t.workloads)
@@ -91,6 +99,10 @@ pub fn run(
             .filter(|(k, _)| *k != p.name)
             .cloned()
             .collect();
+        if let Some(why) = params::inert(t.def, &p.name, &t.settings_with(&others)) {
+            interactions.push(format!("{}: not re-checked: {why}", p.name));
+            continue;
+        }
         match switch::tune(&mut bench, p, &others, &t.workloads) {
             Ok(d) if d.chosen == before => interactions.push(format!(
                 "{}: re-checked with {} — still {before}",
@@ -120,6 +132,7 @@ pub fn run(
             }
         }
     }
+    settle_inert(t, &mut decisions, &mut chosen, &mut interactions);
     let search_exhausted = bench.exhausted;
     // 5. The gate: the chosen values against the defaults over the full default size range;
     // what fails, loses beyond the tolerance or is unconfirmed is not deployed.
@@ -194,6 +207,61 @@ pub fn run(
         spent,
         notes: Vec::new(),
     })
+}
+
+/// The decision for a parameter that `why` says does nothing under the settings in force:
+/// not measured, the default kept.
+fn not_applicable(p: &Param, why: String) -> Decision {
+    Decision {
+        param: p.name.clone(),
+        role: p.role.word().into(),
+        default: p.default.clone(),
+        chosen: p.default.clone(),
+        near_equal: Vec::new(),
+        confidence: "not applicable".into(),
+        why: format!("not searched: {why}; kept {}", p.default),
+        evidence: Evidence::NotApplicable { because: why },
+        withheld: None,
+    }
+}
+
+/// After the re-checks, a switch may have turned another parameter's mechanism off (ofi's
+/// matching moved to provider) or on: a value chosen while it acted is not deployed where it
+/// no longer does, and one that was not searched is said to be so.
+fn settle_inert(
+    t: &Tuning,
+    decisions: &mut [Decision],
+    chosen: &mut [(String, String)],
+    interactions: &mut Vec<String>,
+) {
+    for p in &t.params {
+        let others: Vec<(String, String)> = chosen
+            .iter()
+            .filter(|(k, _)| *k != p.name)
+            .cloned()
+            .collect();
+        let Some(d) = decisions.iter_mut().find(|d| d.param == p.name) else {
+            continue;
+        };
+        let skipped = matches!(d.evidence, Evidence::NotApplicable { .. });
+        match params::inert(t.def, &p.name, &t.settings_with(&others)) {
+            Some(why) if !skipped => {
+                interactions.push(format!(
+                    "{}: {} was chosen where it acted, but now {why}; kept {}",
+                    p.name, d.chosen, p.default
+                ));
+                *d = not_applicable(p, why);
+                if let Some(slot) = chosen.iter_mut().find(|(k, _)| *k == p.name) {
+                    slot.1 = p.default.clone();
+                }
+            }
+            None if skipped => interactions.push(format!(
+                "{}: acts under the settings chosen last, but was not searched when its step ran; kept {}",
+                p.name, p.default
+            )),
+            _ => {}
+        }
+    }
 }
 
 fn kind_words(t: &Tuning) -> String {

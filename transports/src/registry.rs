@@ -131,6 +131,9 @@ mod tests {
         assert!(e.to_string().contains("valid fabrics: shm, tcp"), "{e}");
         let e = resolve("ib@mpi").err().unwrap();
         assert!(matches!(&e, Refusal::NoPreset { base, .. } if base == "ib"));
-        assert!(e.to_string().contains("presets: shm@mpi, tcp@mpi"), "{e}");
+        assert!(
+            e.to_string().contains("presets: shm@mpi, tcp@mpi, ofi@mpi"),
+            "{e}"
+        );
     }
 }

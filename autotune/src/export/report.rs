@@ -201,6 +201,8 @@ fn decision(o: &Outcome, d: &Decision) -> Result<String, ExportError> {
         Evidence::Threshold(t) => threshold(o, d, t)?,
         Evidence::Switch(s) => switch(d, s),
         Evidence::Fragment(f) => fragment(d, f),
+        // The why says which setting turns it off; nothing was measured.
+        Evidence::NotApplicable { .. } => String::new(),
     };
     Ok(md)
 }

@@ -27,6 +27,8 @@ pub fn charts(o: &Outcome) -> Vec<Chart> {
                 Evidence::Threshold(t) => threshold(o, d, t),
                 Evidence::Fragment(f) => fragment(o, d, f),
                 Evidence::Switch(s) => switch(d, s),
+                // Nothing was measured: no chart.
+                Evidence::NotApplicable { .. } => None,
             }?;
             let emulated = if o.virtual_time {
                 " · emulated in virtual time"

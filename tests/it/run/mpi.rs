@@ -47,6 +47,48 @@ fn the_osu_trio_validates_through_mpi() {
 }
 
 #[test]
+fn ofi_at_mpi_is_open_mpis_ofi_mtl() {
+    let _g = serial();
+    // Open MPI 4.1 leaves tcp out of the ofi MTL unless named: the provider fabbench's own ofi
+    // fabric also runs here.
+    let r = run(
+        "ofi-mpi",
+        &[
+            "run",
+            "osu_latency",
+            "--fabric",
+            "ofi@mpi",
+            "-m",
+            "1:64K",
+            "-i",
+            "5",
+            "-x",
+            "1",
+            "-c",
+            "--set",
+            "mpi.mtl_ofi_provider_include=tcp;ofi_rxm",
+        ],
+    );
+    r.ok();
+    let c = curve(&r.stdout());
+    assert_eq!(c.len(), 17, "{}", r.stdout());
+    assert!(c.values().all(|(_, v)| v == "Pass"), "{}", r.stdout());
+    let settings = r
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with("# fabbench"))
+        .unwrap_or_default()
+        .to_string();
+    for want in [
+        "mpi.mtl=ofi",
+        "mpi.pml=cm",
+        "mpi.mtl_ofi_provider_include=tcp;ofi_rxm",
+    ] {
+        assert!(settings.contains(want), "{want} in {settings}");
+    }
+}
+
+#[test]
 fn shm_and_mpi_in_one_table() {
     let _g = serial();
     let r = run(

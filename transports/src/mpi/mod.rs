@@ -72,6 +72,24 @@ pub const VARS: &[Var] = &[
         "Open MPI byte transfer layers, e.g. self,vader or self,tcp",
     ),
     (
+        "mtl",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI matching transport layer under pml cm: ofi, psm2, ...",
+    ),
+    (
+        "mtl_ofi_provider_include",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI ofi MTL: libfabric providers it may use, comma-separated (tcp;ofi_rxm, shm, ...); exclusive with mtl_ofi_provider_exclude",
+    ),
+    (
+        "mtl_ofi_provider_exclude",
+        Family::OpenMpi,
+        &TEXT,
+        "Open MPI ofi MTL: libfabric providers it must not use (Open MPI 4.1 leaves out shm, sockets, tcp, udp, rstream, usnic)",
+    ),
+    (
         "op",
         Family::OpenMpi,
         &TEXT,
@@ -294,6 +312,7 @@ pub fn environment(s: &Settings) -> Vec<(String, String)> {
 pub enum Needs {
     OpenMpi,
     OpenMpiBtl(&'static str),
+    OpenMpiMtl(&'static str),
     ParaStation,
     MpichNetmod(&'static str),
 }
@@ -319,6 +338,14 @@ pub const PRESETS: &[Preset] = &[
         what: "Open MPI's tcp BTL",
         settings: &[("mpi.pml", "ob1"), ("mpi.btl", "self,tcp")],
         needs: Needs::OpenMpi,
+    },
+    // The provider is Open MPI's choice, as ofi.provider=auto is the ofi fabric's: name one
+    // with mpi.mtl_ofi_provider_include (Open MPI 4.1 leaves tcp and shm out unless named).
+    Preset {
+        fabric: "ofi",
+        what: "Open MPI's cm PML with the ofi MTL: libfabric's tagged matching under MPI, beside `--fabric ofi --set ofi.matching=provider`",
+        settings: &[("mpi.pml", "cm"), ("mpi.mtl", "ofi")],
+        needs: Needs::OpenMpiMtl("ofi"),
     },
     Preset {
         fabric: "hyperlink",
@@ -392,6 +419,19 @@ pub fn check_preset(p: &Preset) -> std::result::Result<(), crate::Refusal> {
             } else {
                 missing(format!(
                     "the Open MPI here ({first}) has no {btl} BTL (ompi_info lists none)"
+                ))
+            }
+        }
+        Needs::OpenMpiMtl(mtl) => {
+            if !lib.contains("Open MPI") {
+                return missing(format!("this fabbench is built against {first}"));
+            }
+            let info = command_output("ompi_info", &[]).unwrap_or_default();
+            if info.contains(&format!("MCA mtl: {mtl} ")) {
+                Ok(())
+            } else {
+                missing(format!(
+                    "the Open MPI here ({first}) has no {mtl} MTL (ompi_info lists none)"
                 ))
             }
         }
