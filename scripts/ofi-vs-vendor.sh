@@ -33,7 +33,7 @@ echo "provider,size,tool,round,value" >"$raw"
 # One fabbench point: osu_latency's average (us) or osu_bw's MB/s at SIZE.
 fab() { # provider suite size matching iters
   "$FABBENCH" run "$2" --fabric ofi --set "ofi.provider=$1" --set "ofi.matching=$4" \
-    -m "$3:$3" -i "$5" --out "$out/runs" 2>/dev/null | awk -v s="$3" '$1 == s { print $2 }'
+    -m "$3:$3" -i "$5" --out "$out/runs" 2>>"$out/fabbench-stderr.log" | awk -v s="$3" '$1 == s { print $2 }'
 }
 vendor() { # provider tool size iters
   scripts/ofi-vendor-tools.sh --provider "$1" --tool "$2" --size "$3" --iters "$4"
