@@ -287,6 +287,6 @@ mod tests {
     #[test]
     fn a_filter_that_matches_nothing_names_the_fabrics() {
         let e = select(Some("nothing_like_this")).unwrap_err();
-        assert!(e.contains("shm, tcp, hyperlink"), "{e}");
+        assert!(e.contains("shm, tcp, ofi, hyperlink"), "{e}");
     }
 }
