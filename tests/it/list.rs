@@ -125,6 +125,9 @@ fn a_filter_that_matches_nothing_is_refused_in_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("shm, tcp, ofi, hyperlink, rapidio, bxi"), "{err}");
+    assert!(
+        err.contains("shm, tcp, ofi, hyperlink, rapidio, bxi"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
 }
