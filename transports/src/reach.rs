@@ -25,16 +25,6 @@ pub fn engine_reach(name: &str, s: &Settings) -> Reach {
             ),
         };
     }
-    if name == crate::ofi::RNDV.name() {
-        let eager = s.get(EAGER_LIMIT);
-        return Reach {
-            above: eager,
-            why: format!(
-                "ofi.rndv moves rendezvous messages only, those above eager_limit={}",
-                format_size(eager)
-            ),
-        };
-    }
     if name == RX_THREAD.name() {
         return Reach::everywhere("a receive thread advances every message");
     }
@@ -64,6 +54,5 @@ mod tests {
         assert!(!r.acts_at(16 << 10) && r.acts_at((16 << 10) + 1));
         assert!(r.why.contains("eager_limit=16KiB"), "{}", r.why);
         assert_eq!(engine_reach("rx_thread", &s).above, 0);
-        assert_eq!(engine_reach("ofi.rndv", &s).above, 16 << 10);
     }
 }

@@ -273,6 +273,22 @@ fn connect(ctx: &FabricContext) -> Result<Box<dyn Transport>> {
     )?))
 }
 
+/// Where a switch acts on ofi: `ofi.rndv` moves rendezvous messages only, as single copy does;
+/// the engine's own switches as the engine says.
+fn switch_reach(name: &str, s: &Settings) -> crate::reach::Reach {
+    if name == RNDV.name() {
+        let eager = s.get(crate::fabric::EAGER_LIMIT);
+        return crate::reach::Reach {
+            above: eager,
+            why: format!(
+                "ofi.rndv moves rendezvous messages only, those above eager_limit={}",
+                bench_core::size::format_size(eager)
+            ),
+        };
+    }
+    crate::reach::engine_reach(name, s)
+}
+
 /// The registry line's target.
 pub const FABRIC: FabricDef = FabricDef {
     name: "ofi",
@@ -291,9 +307,27 @@ pub const FABRIC: FabricDef = FabricDef {
     ignores: &["single_copy_share"],
     check_ranks: crate::fabric::any_ranks,
     check_settings,
-    switch_reach: crate::reach::engine_reach,
+    switch_reach,
     launch: Launch::Processes,
     cleanup: crate::fabric::nothing_to_clean,
     library: library_line,
     connect,
 };
+
+#[cfg(test)]
+mod tests {
+    use bench_core::tunables::Source;
+
+    #[test]
+    fn the_rendezvous_switch_acts_above_the_eager_limit_in_force() {
+        let reg = crate::registry::registry(&[]);
+        let mut s = reg.defaults();
+        s.set(&reg, "eager_limit", "16K", Source::Cli).unwrap();
+        let r = super::switch_reach("ofi.rndv", &s);
+        assert_eq!(r.above, 16 << 10);
+        assert!(r.why.contains("eager_limit=16KiB"), "{}", r.why);
+        // The engine's switches as the engine says.
+        assert_eq!(super::switch_reach("rx_thread", &s).above, 0);
+        assert_eq!(super::switch_reach("single_copy", &s).above, 16 << 10);
+    }
+}
