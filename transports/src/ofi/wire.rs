@@ -9,11 +9,12 @@
 //! them out of order (a later small message overtaking a large one the provider moves by its
 //! own rendezvous); an early frame waits, copied, for the ones before it.
 //!
-//! Receives are posted ahead into fixed slots and reposted once their frame is handed on;
-//! sends go from a pool of bounce slots released by their completions. `-FI_EAGAIN` on a post
-//! means "progress and retry" (the first send of every connection gets it on tcp;ofi_rxm, shm
-//! and net: the connection is made inside `fi_cq_read`), so it becomes `Ok(false)` and the
-//! engine polls. Completions read while waiting for a read are kept for the next poll.
+//! Receives are posted ahead into fixed slots, each reposted at the poll after its frame was
+//! handed on (off a ping-pong's round trip); sends go from a pool of bounce slots released by
+//! their completions. `-FI_EAGAIN` on a post means "progress and retry" (the first send of
+//! every connection gets it on tcp;ofi_rxm, shm and net: the connection is made inside
+//! `fi_cq_read`), so it becomes `Ok(false)` and the engine polls. Frames that arrive while the
+//! wire waits for its own read or write are copied aside and their slots reposted at once.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_void;
