@@ -26,7 +26,7 @@ use super::endpoint::{CqError, Endpoint};
 use super::ffi::*;
 use super::mr::{Cache, Rules};
 use crate::error::{Result, TransportError};
-use crate::header::{FrameType, Header, FLAG_SINGLE_COPY_OK, MAX_HEADER_LEN};
+use crate::header::{FrameType, Header, FLAG_SINGLE_COPY_OK};
 use crate::order::HostOrder;
 use crate::wire::{FragKind, GetOutcome, Protocol, Wire, WireCaps};
 
@@ -78,6 +78,9 @@ pub struct OfiWire {
     tx_free: Vec<u32>,
     /// Receive slots handed on and not yet given back to the provider.
     unposted: Vec<u32>,
+    /// Where a message sent with fi_inject is put together (the provider copies it at once),
+    /// allocated once at the largest inject.
+    inject_buf: Vec<u8>,
     /// Descriptors of the slot pools, where the provider wants local buffers registered.
     rx_desc: usize,
     tx_desc: usize,
@@ -151,6 +154,7 @@ impl OfiWire {
             }),
             tx_free: (0..s.tx_slots as u32).rev().collect(),
             unposted: Vec::with_capacity(s.rx_slots),
+            inject_buf: vec![0u8; s.inject_size],
             rx_desc: 0,
             tx_desc: 0,
             pool_regs: Vec::new(),
@@ -426,10 +430,7 @@ impl OfiWire {
                     && !self.lent.is_empty() =>
             {
                 if let Ok(h) = Header::decode_as(self.s.order, frame) {
-                    if let Some(id) = self.lent.remove(&h.a) {
-                        let mut reg = self.ep.registrar();
-                        self.cache.done(&mut reg, id);
-                    }
+                    self.release_lent(h.a);
                 }
                 Ok(frame)
             }
@@ -466,8 +467,8 @@ impl OfiWire {
     }
 
     /// Registers the buffer an RTS offers to be read (or a PUT asks to be written), and
-    /// returns the trailer naming it.
-    fn lend(&mut self, header: &[u8]) -> Result<Option<[u8; TRAILER]>> {
+    /// returns the trailer naming it and the request it is lent under.
+    fn lend(&mut self, header: &[u8]) -> Result<Option<([u8; TRAILER], u64)>> {
         let h = Header::decode_as(self.s.order, header)
             .map_err(|e| TransportError::Config(format!("ofi: {e}")))?;
         let (addr, request, access) = match h.ty {
@@ -487,7 +488,37 @@ impl OfiWire {
         let mut t = [0u8; TRAILER];
         t[..8].copy_from_slice(&region.key.to_le_bytes());
         t[8..].copy_from_slice(&region.base.to_le_bytes());
-        Ok(Some(t))
+        Ok(Some((t, request)))
+    }
+
+    /// The peer is done with the region `request` lent (its FIN or PUTFIN came, or the frame
+    /// that offered it was never sent).
+    fn release_lent(&mut self, request: u64) {
+        if let Some(id) = self.lent.remove(&request) {
+            let mut reg = self.ep.registrar();
+            self.cache.done(&mut reg, id);
+        }
+    }
+}
+
+/// Writes one message as the wire carries it into `out` (exactly its length): the prefix,
+/// the engine's header and payload, and the trailer if any.
+fn write_frame(
+    out: &mut [u8],
+    rank: usize,
+    seq: u32,
+    header: &[u8],
+    payload: &[u8],
+    trailer: Option<&[u8; TRAILER]>,
+) {
+    out[..4].copy_from_slice(&(rank as u32).to_le_bytes());
+    out[4..8].copy_from_slice(&seq.to_le_bytes());
+    let (h, rest) = out[PREFIX..].split_at_mut(header.len());
+    h.copy_from_slice(header);
+    let (p, t) = rest.split_at_mut(payload.len());
+    p.copy_from_slice(payload);
+    if let Some(trailer) = trailer {
+        t.copy_from_slice(trailer);
     }
 }
 
@@ -532,38 +563,23 @@ impl Wire for OfiWire {
         header: &[u8],
         payload: &[u8],
     ) -> Result<bool> {
-        let trailer = match kind {
+        let lent = match kind {
             FragKind::Rts { .. } | FragKind::Put { .. } => self.lend(header)?,
             _ => None,
         };
+        let trailer = lent.as_ref().map(|(t, _)| t);
         let body = header.len() + payload.len() + trailer.map_or(0, |t| t.len());
         let total = PREFIX + body;
         let seq = self.next_seq_out[peer];
-        let fill = |out: &mut [u8]| {
-            out[..4].copy_from_slice(&(self.ep.rank as u32).to_le_bytes());
-            out[4..8].copy_from_slice(&seq.to_le_bytes());
-            out[PREFIX..PREFIX + header.len()].copy_from_slice(header);
-            let p = PREFIX + header.len();
-            out[p..p + payload.len()].copy_from_slice(payload);
-            if let Some(t) = trailer {
-                out[p + payload.len()..p + payload.len() + TRAILER].copy_from_slice(&t);
-            }
-        };
+        let rank = self.ep.rank;
         let sent = if total <= self.s.inject_size {
             let inject = self
                 .ep
                 .calls
                 .inject
                 .expect("inject_size is 0 without fi_inject");
-            let mut buf = [0u8; PREFIX + MAX_HEADER_LEN + TRAILER + 256];
-            let mut heap;
-            let out: &mut [u8] = if total <= buf.len() {
-                &mut buf[..total]
-            } else {
-                heap = vec![0u8; total];
-                &mut heap[..]
-            };
-            fill(out);
+            let out = &mut self.inject_buf[..total];
+            write_frame(out, rank, seq, header, payload, trailer);
             // SAFETY: `out` holds `total` bytes; inject copies them before returning.
             let rc = unsafe {
                 inject(
@@ -591,15 +607,14 @@ impl Wire for OfiWire {
             match self.tx_free.last().copied() {
                 Some(i) => {
                     let start = i as usize * self.slot;
-                    let out = &mut self.tx[start..start + total];
-                    out[..4].copy_from_slice(&(self.ep.rank as u32).to_le_bytes());
-                    out[4..8].copy_from_slice(&seq.to_le_bytes());
-                    out[PREFIX..PREFIX + header.len()].copy_from_slice(header);
-                    let p = PREFIX + header.len();
-                    out[p..p + payload.len()].copy_from_slice(payload);
-                    if let Some(t) = trailer {
-                        out[p + payload.len()..].copy_from_slice(&t);
-                    }
+                    write_frame(
+                        &mut self.tx[start..start + total],
+                        rank,
+                        seq,
+                        header,
+                        payload,
+                        trailer,
+                    );
                     self.post_send(peer, total)?.is_some()
                 }
                 None => false,
@@ -607,14 +622,8 @@ impl Wire for OfiWire {
         };
         if !sent {
             // Give back what lend took; the engine retries the whole frame after polling.
-            if trailer.is_some() {
-                if let Ok(h) = Header::decode_as(self.s.order, header) {
-                    let request = if h.ty == FrameType::Put { h.b } else { h.a };
-                    if let Some(id) = self.lent.remove(&request) {
-                        let mut reg = self.ep.registrar();
-                        self.cache.done(&mut reg, id);
-                    }
-                }
+            if let Some((_, request)) = lent {
+                self.release_lent(request);
             }
             self.progress_stash()?;
             return Ok(false);
