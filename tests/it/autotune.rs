@@ -185,6 +185,17 @@ fn ofi_searches_its_knobs_and_the_engines_only_under_engine_matching() {
         if provider {
             assert_eq!(k, "not_applicable", "{p} under provider matching");
             assert_eq!(o["chosen"][p], o["defaults"][p], "{p} kept");
+        } else if k == "not_applicable" {
+            // Matching went to provider while the switches were searched, so this knob was
+            // not measured; the re-check then kept engine. The default stays, and the
+            // outcome says the knob was not searched.
+            assert_eq!(o["chosen"][p], o["defaults"][p], "{p} kept");
+            let said = o["interactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i.as_str().unwrap().starts_with(&format!("{p}: acts")));
+            assert!(said, "{p} not searched, and the outcome says so: {o}");
         } else {
             assert_eq!(k, searched_as, "{p} under engine matching");
         }
