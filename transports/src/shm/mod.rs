@@ -191,6 +191,21 @@ pub struct ShmWire {
     /// What the connect-time probe found, and whether ranks 0 and 1 sit on different sockets
     /// (the class of pairs it speaks for).
     probe: Option<(probe::Verdict, bool)>,
+    /// More ranks than the CPUs the job's ranks may run on, put together: idle waits yield.
+    oversubscribed: bool,
+}
+
+/// CPUs as the bootstrap carries them: "0,1,5".
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The CPUs of [`cpu_list`]; an empty or unreadable entry counts none.
+fn parse_cpu_list(s: &str) -> impl Iterator<Item = usize> + '_ {
+    s.split(',').filter_map(|c| c.parse().ok())
 }
 
 fn ring_index(src: usize, dst: usize, size: usize) -> usize {
@@ -208,6 +223,10 @@ impl ShmWire {
         boot.put(
             &format!("shm/{rank}/pkg"),
             &my_package.map(|p| p.to_string()).unwrap_or_default(),
+        )?;
+        boot.put(
+            &format!("shm/{rank}/cpus"),
+            &cpu_list(&bench_core::machine::allowed_cpus()),
         )?;
         let rings = size * size.saturating_sub(1);
         let ring_len = ring::ring_bytes(cfg.data_cap);
@@ -247,9 +266,13 @@ impl ShmWire {
         }
         fenced?;
         let mut peers = Vec::with_capacity(size);
+        let mut job_cpus = std::collections::BTreeSet::new();
         for r in 0..size {
             let pid = boot.get(&format!("shm/{r}/pid"), cfg.timeout)?;
             let pkg = boot.get(&format!("shm/{r}/pkg"), cfg.timeout)?;
+            job_cpus.extend(parse_cpu_list(
+                &boot.get(&format!("shm/{r}/cpus"), cfg.timeout)?,
+            ));
             peers.push(Peer {
                 pid: pid
                     .parse()
@@ -323,6 +346,7 @@ impl ShmWire {
             next_peer: 0,
             cma: CmaState::Unused,
             probe,
+            oversubscribed: size > job_cpus.len().max(1),
         })
     }
 }
@@ -463,9 +487,10 @@ impl Wire for ShmWire {
 
     #[inline]
     fn idle(&mut self, idle_rounds: u64) -> Result<()> {
-        // Spin while a reply is likely imminent; then give the core away each round so an
-        // oversubscribed node still makes progress.
-        if idle_rounds < 4096 {
+        // Spin while a reply is likely imminent; then give the core away each round. With more
+        // ranks than CPUs the peer we wait for may be waiting for our core: give it away at
+        // once (Open MPI's mpi_yield_when_idle, which it turns on when oversubscribed).
+        if idle_rounds < 4096 && !self.oversubscribed {
             std::hint::spin_loop();
         } else {
             std::thread::yield_now();
@@ -511,6 +536,14 @@ impl Wire for ShmWire {
             ("single_copy_mechanism".into(), mech),
             ("shm_ring_bytes".into(), self.data_cap.to_string()),
             ("rank_sockets".into(), pkgs.join(",")),
+            (
+                "idle_wait".into(),
+                if self.oversubscribed {
+                    "yield at once (more ranks than CPUs)".into()
+                } else {
+                    "spin, then yield".into()
+                },
+            ),
         ];
         if let Some((verdict, _)) = &self.probe {
             facts.push(("decided.single_copy=auto".into(), verdict.describe()));
@@ -528,6 +561,14 @@ mod tests {
     use crate::order::{ByteOrders, HostOrder};
     use std::sync::Arc;
     use std::thread;
+
+    #[test]
+    fn cpu_lists_go_through_the_bootstrap_and_back() {
+        let l = cpu_list(&[0, 1, 5]);
+        assert_eq!(l, "0,1,5");
+        assert_eq!(parse_cpu_list(&l).collect::<Vec<_>>(), [0, 1, 5]);
+        assert_eq!(parse_cpu_list("").count(), 0);
+    }
 
     #[test]
     fn the_segment_header_has_its_golden_bytes() {
