@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 pub use compute::Replay;
 pub use element::{decode_into, encode, Complex64, Element};
 pub use split::MAX_SUBCOMMS;
+pub use typed::Exchange;
 
 use crate::error::{Result, TransportError};
 use crate::order::HostOrder;

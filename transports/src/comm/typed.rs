@@ -42,6 +42,39 @@ impl Comm {
             self.sendrecv(&out, dst, send_tag, b, src, recv_tag)
         })
     }
+
+    /// Two exchanges at once, both directions of a halo: both receives are posted, then both
+    /// sends, then all four are waited, so neither direction waits for the other (NPB's
+    /// ready/give3/take3). The receives' statuses, in the order given.
+    pub fn sendrecv_both_values<T: Element>(
+        &self,
+        a: Exchange<'_, T>,
+        b: Exchange<'_, T>,
+    ) -> Result<[Status; 2]> {
+        let (out_a, out_b) = (wire(a.send, self.order), wire(b.send, self.order));
+        with_wire_mut(a.recv, self.order, |ra| {
+            with_wire_mut(b.recv, self.order, |rb| {
+                let mut reqs = vec![
+                    self.irecv(ra, a.src, a.recv_tag)?,
+                    self.irecv(rb, b.src, b.recv_tag)?,
+                    self.isend(&out_a, a.dst, a.send_tag)?,
+                    self.isend(&out_b, b.dst, b.send_tag)?,
+                ];
+                let st = self.waitall_statuses(&mut reqs)?;
+                Ok([st[0], st[1]])
+            })
+        })
+    }
+}
+
+/// One leg of [`Comm::sendrecv_both_values`]: `send` to `dst`, `recv` from `src`.
+pub struct Exchange<'a, T> {
+    pub send: &'a [T],
+    pub dst: usize,
+    pub send_tag: Tag,
+    pub recv: &'a mut [T],
+    pub src: usize,
+    pub recv_tag: Tag,
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! periodic copy when one rank spans an axis, and the exchange itself between neighbouring
 //! ranks (NPB's comm3, and comm3_ex's hand-over to ranks that hold nothing on a coarse level).
 
-use transports::comm::Comm;
+use transports::comm::{Comm, Exchange};
 
 use super::grid::Level;
 use crate::npb::kernel::Meter;
@@ -143,19 +143,29 @@ impl Halo {
             if below == self.rank {
                 meter.compute(|| periodic_copy(a, dims, axis))?;
             } else if axis == 2 {
+                // Planes 1 and n-2 go down and up straight from the grid; the ghost planes 0
+                // and n-1 come straight into it.
                 let plane = dims[0] * dims[1];
-                let (low, high) = a.split_at_mut((n - 1) * plane);
-                comm.sendrecv_values(
-                    &low[plane..2 * plane],
-                    below,
-                    TAG_DOWN + 2,
-                    high,
-                    above,
-                    TAG_DOWN + 2,
+                let (ghost_low, rest) = a.split_at_mut(plane);
+                let (inner, ghost_high) = rest.split_at_mut((n - 2) * plane);
+                comm.sendrecv_both_values(
+                    Exchange {
+                        send: &inner[..plane],
+                        dst: below,
+                        send_tag: TAG_DOWN + 2,
+                        recv: ghost_high,
+                        src: above,
+                        recv_tag: TAG_DOWN + 2,
+                    },
+                    Exchange {
+                        send: &inner[(n - 3) * plane..],
+                        dst: above,
+                        send_tag: TAG_UP + 2,
+                        recv: ghost_low,
+                        src: below,
+                        recv_tag: TAG_UP + 2,
+                    },
                 )?;
-                let (low, high) = a.split_at_mut(plane);
-                let send = &high[(n - 3) * plane..(n - 2) * plane];
-                comm.sendrecv_values(send, above, TAG_UP + 2, low, below, TAG_UP + 2)?;
             } else {
                 let len = face_len(dims, axis, 1, false);
                 let (send, recv) = (&mut self.send[..2 * len], &mut self.recv[..2 * len]);
@@ -166,21 +176,23 @@ impl Halo {
                 })?;
                 let tag = axis as i32;
                 let (from_above, from_below) = recv.split_at_mut(len);
-                comm.sendrecv_values(
-                    &send[..len],
-                    below,
-                    TAG_DOWN + tag,
-                    from_above,
-                    above,
-                    TAG_DOWN + tag,
-                )?;
-                comm.sendrecv_values(
-                    &send[len..],
-                    above,
-                    TAG_UP + tag,
-                    from_below,
-                    below,
-                    TAG_UP + tag,
+                comm.sendrecv_both_values(
+                    Exchange {
+                        send: &send[..len],
+                        dst: below,
+                        send_tag: TAG_DOWN + tag,
+                        recv: from_above,
+                        src: above,
+                        recv_tag: TAG_DOWN + tag,
+                    },
+                    Exchange {
+                        send: &send[len..],
+                        dst: above,
+                        send_tag: TAG_UP + tag,
+                        recv: from_below,
+                        src: below,
+                        recv_tag: TAG_UP + tag,
+                    },
                 )?;
                 meter.compute(|| {
                     unpack(&recv[..len], a, dims, axis, n - 1, 1, false);
