@@ -133,15 +133,11 @@ pub fn statements(limits: &[Figure], run: &Run, dir: &Path) -> Vec<Statement> {
                 one("loopback TCP blocking".into(), block, 1.0);
             }
             ("osu_bw", _) => {
-                let Some(copy) = nearest_memcpy(limits, size, &records, &r.fabric, &r.suite) else {
-                    continue;
-                };
-                // MB/s against GB/s.
-                one(
-                    format!("memcpy at {}", size_text(copy.size)),
-                    Some(copy),
-                    1e-3,
-                );
+                for copy in nearest_memcpy(limits, size, &records, &r.fabric, &r.suite) {
+                    // MB/s against GB/s.
+                    let what = format!("memcpy at {}", size_text(copy.size));
+                    one(what, Some(copy), 1e-3);
+                }
             }
             _ => {}
         }
@@ -160,30 +156,35 @@ pub fn statements(limits: &[Figure], run: &Run, dir: &Path) -> Vec<Statement> {
     out
 }
 
-/// The memcpy figure `size` is stated against: the memcpy size it is nearest to (within
-/// [`NEAREST`]), provided no other size of the same series is nearer to that memcpy size, so
-/// each memcpy size is stated once per series.
+/// The memcpy figures `size` is stated against: those within [`NEAREST`] of it to which no
+/// other size of the same series (fabric label and suite) is nearer, so each memcpy size is
+/// stated once per series (a tie goes to the smaller size).
 fn nearest_memcpy<'a>(
     limits: &'a [Figure],
     size: u64,
     records: &[(&str, results::model::Record)],
     fabric: &str,
     suite: &str,
-) -> Option<&'a Figure> {
+) -> Vec<&'a Figure> {
     let distance = |a: u64, b: u64| (a.max(1) as f64 / b.max(1) as f64).log2().abs();
-    let copy = limits
-        .iter()
-        .filter(|f| f.suite == memcpy::SUITE)
-        .min_by(|a, b| distance(size, a.size).total_cmp(&distance(size, b.size)))?;
-    if distance(size, copy.size) > (NEAREST as f64).log2() {
-        return None;
-    }
-    let nearest_in_series = records
+    let sizes: Vec<u64> = records
         .iter()
         .filter(|(_, r)| r.fabric == fabric && r.suite == suite)
         .filter_map(|(_, r)| r.size)
-        .min_by(|a, b| distance(*a, copy.size).total_cmp(&distance(*b, copy.size)))?;
-    (nearest_in_series == size).then_some(copy)
+        .collect();
+    limits
+        .iter()
+        .filter(|f| f.suite == memcpy::SUITE)
+        .filter(|f| distance(size, f.size) <= (NEAREST as f64).log2())
+        .filter(|f| {
+            let nearest = sizes.iter().copied().min_by(|a, b| {
+                distance(*a, f.size)
+                    .total_cmp(&distance(*b, f.size))
+                    .then(a.cmp(b))
+            });
+            nearest == Some(size)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -197,6 +198,69 @@ mod tests {
         assert_eq!(base("tcp@mpi"), Some("tcp"));
         assert_eq!(base("shmem"), None);
         assert_eq!(base("rapidio"), None);
+    }
+
+    fn bw(fabric: &str, size: u64) -> (&'static str, results::model::Record) {
+        let r = results::model::Record {
+            suite: "osu_bw".into(),
+            fabric: fabric.into(),
+            emulated: false,
+            ranks: 2,
+            size: Some(size),
+            params: String::new(),
+            metric: "bandwidth".into(),
+            unit: "MB/s".into(),
+            value: 1000.0,
+            count: 1,
+            min: 1000.0,
+            mean: 1000.0,
+            p50: 1000.0,
+            p90: 1000.0,
+            p99: 1000.0,
+            p99_9: 1000.0,
+            max: 1000.0,
+            stddev: 0.0,
+            validation: String::new(),
+        };
+        (base(fabric).unwrap(), r)
+    }
+
+    fn copy(size: u64) -> Figure {
+        Figure {
+            suite: memcpy::SUITE.into(),
+            params: Default::default(),
+            size,
+            label: "memcpy".into(),
+            unit: "GB/s".into(),
+            median: 10.0,
+            best: 11.0,
+            samples: 1,
+        }
+    }
+
+    #[test]
+    fn each_memcpy_size_is_stated_against_the_nearest_size_of_a_series_within_4x() {
+        let limits: Vec<Figure> = memcpy::SIZES.iter().map(|&s| copy(s)).collect();
+        let records = vec![
+            bw("shm", 32 << 10),
+            bw("shm", 64 << 10),
+            bw("shm", 512 << 10),
+            bw("shm", 4 << 20),
+            bw("tcp", 2 << 20),
+        ];
+        let against = |fabric: &str, size: u64| -> Vec<u64> {
+            nearest_memcpy(&limits, size, &records, fabric, "osu_bw")
+                .iter()
+                .map(|f| f.size)
+                .collect()
+        };
+        assert_eq!(against("shm", 64 << 10), [64 << 10]);
+        assert!(against("shm", 32 << 10).is_empty(), "64 KiB is nearer");
+        assert_eq!(against("shm", 512 << 10), [1 << 20]);
+        // 4 MiB is as near 1 MiB as 16 MiB, but 512 KiB is nearer 1 MiB.
+        assert_eq!(against("shm", 4 << 20), [16 << 20]);
+        // tcp's only size: 1 MiB within 4x, 16 MiB beyond it.
+        assert_eq!(against("tcp", 2 << 20), [1 << 20]);
     }
 
     #[test]
