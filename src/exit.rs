@@ -8,6 +8,7 @@ use autotune::TuneError;
 use calibrate::CalibrateError;
 use characterise::CharacteriseError;
 use history::HistoryError;
+use limits::LimitsError;
 use runner::RunError;
 
 pub const OK: i32 = 0;
@@ -197,6 +198,20 @@ impl Status for HistoryError {
             HistoryError::Write { .. } => UNWRITTEN,
             HistoryError::Io { .. } => FAILED,
             _ => USAGE,
+        }
+    }
+}
+
+/// `--against` that is not a run of shm or tcp, or an `--out` that cannot be made, is bad input
+/// (nothing measured); a write after measuring that failed is 3; a process of a pair that
+/// failed or did not answer, or a call that failed, is 1.
+impl Status for LimitsError {
+    fn status(&self) -> i32 {
+        match self {
+            LimitsError::Against { .. } | LimitsError::NothingToCompare { .. } => USAGE,
+            LimitsError::Unwritable(e) => results_status(e),
+            LimitsError::Write { .. } => UNWRITTEN,
+            _ => FAILED,
         }
     }
 }

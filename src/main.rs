@@ -5,9 +5,10 @@
 //! share, the suites' own options of `run`); [`commands`] has one module per subcommand with
 //! its arguments and its `run`: `run` hands a plan to the runner, `autotune`, `characterise`
 //! and `calibrate` a request to their crates, `plot` and `report` draw and tabulate stored
-//! runs, `compare`, `history` and `export` serve CI performance tracking, `list` prints the
-//! registries; `__rank` is one rank of a job the runner started. Each `run` returns its
-//! failure, and [`exit`] alone prints its line and picks the exit status.
+//! runs, `compare`, `history` and `export` serve CI performance tracking, `limits` measures
+//! this machine's hardware limits, `list` prints the registries; `__rank` is one rank of a job
+//! the runner started. Each `run` returns its failure, and [`exit`] alone prints its line and
+//! picks the exit status.
 
 mod cli;
 mod commands;
@@ -62,6 +63,7 @@ fn real_main() -> i32 {
         Command::Compare(args) => commands::compare::run(args),
         Command::History(args) => commands::history::run(args),
         Command::Export(args) => commands::export::run(args),
+        Command::Limits(args) => commands::limits::run(args).map_err(Failure::from),
         Command::List(args) => commands::list::run(args),
         Command::Rank => runner::rank_process().map_err(Failure::from),
     };

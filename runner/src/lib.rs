@@ -46,6 +46,10 @@ pub use rank::rank_process;
 pub use results::model::Run;
 pub use sink::{Event, Sink};
 
+/// The git revision this build came from, for manifests written outside the runner (`fabbench
+/// limits`).
+pub const GIT_REVISION: &str = env!("FABBENCH_GIT_REVISION");
+
 use collect::Collector;
 use results::format::json_csv::ManifestJson;
 use results::format::Exporter;

@@ -13,6 +13,7 @@ use crate::commands::characterise::CharacteriseArgs;
 use crate::commands::compare::CompareArgs;
 use crate::commands::export::ExportArgs;
 use crate::commands::history::HistoryArgs;
+use crate::commands::limits::LimitsArgs;
 use crate::commands::list::ListArgs;
 use crate::commands::plot::PlotArgs;
 use crate::commands::report::ReportArgs;
@@ -35,7 +36,8 @@ pub mod suite_options;
                   model card to a fabric, `calibrate` fits an emulated card to a published table; \
                   `plot` draws charts, `report` tabulates runs side by side, `compare` gives \
                   regression verdicts, `history` tracks runs over time, `export` writes CI \
-                  dashboards' formats, and `list` shows fabrics, suites and tunables."
+                  dashboards' formats, `limits` measures this machine's hardware limits, and \
+                  `list` shows fabrics, suites and tunables."
 )]
 pub struct Cli {
     /// More log output (-v info, -vv debug); RUST_LOG works too
@@ -73,6 +75,9 @@ pub enum Command {
     /// Write a run in the formats CI tools read (github-action-benchmark, Bencher) or as
     /// reference values for `compare --references`
     Export(ExportArgs),
+    /// Measure this machine's limits (a cache line between two pinned processes, memcpy, a
+    /// CMA call, loopback TCP) and state runs' shm and tcp figures as multiples of them
+    Limits(LimitsArgs),
     /// List fabrics (and whether each can run here), suites and tunables
     List(ListArgs),
     /// Internal: run as one rank of a job started by fabbench's launcher

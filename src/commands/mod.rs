@@ -9,6 +9,7 @@ pub mod characterise;
 pub mod compare;
 pub mod export;
 pub mod history;
+pub mod limits;
 pub mod list;
 pub mod plot;
 pub mod report;
