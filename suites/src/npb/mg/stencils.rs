@@ -141,13 +141,7 @@ fn resid_body(
 }
 
 #[inline(always)]
-fn psinv_body(
-    r: &[f64],
-    u: &mut [f64],
-    dims: [usize; 3],
-    c: [f64; 4],
-    scratch: &mut Scratch,
-) {
+fn psinv_body(r: &[f64], u: &mut [f64], dims: [usize; 3], c: [f64; 4], scratch: &mut Scratch) {
     let rows = Rows::new(dims);
     let [n1, n2, n3] = dims;
     let (r1, r2) = (&mut scratch.a[..n1], &mut scratch.b[..n1]);
