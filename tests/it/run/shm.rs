@@ -146,3 +146,61 @@ fn receive_thread_on_and_off() {
         }
     }
 }
+
+/// More ranks than the CPUs they may run on: each idle wait gives the CPU away at once (a
+/// spinning rank would hold the CPU the rank it waits for needs); two ranks on two CPUs spin
+/// first. `taskset` gives every machine the same picture: one CPU, then two.
+#[test]
+fn ranks_on_fewer_cpus_than_ranks_yield_when_idle() {
+    let _g = serial();
+    let wait = |cpus: &str, name: &str| {
+        let out_dir = scratch(name);
+        let out = std::process::Command::new("taskset")
+            .args(["-c", cpus])
+            .arg(bin())
+            .args([
+                "run",
+                "osu_latency",
+                "-m",
+                "8:8",
+                "-i",
+                "20",
+                "-x",
+                "2",
+                "--out",
+            ])
+            .arg(&out_dir)
+            .output()
+            .expect("taskset (util-linux) runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir())
+            .expect("a run directory");
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap())
+                .unwrap();
+        m["fabrics"][0]["facts"]["rank0.idle_wait"]
+            .as_str()
+            .unwrap_or_else(|| panic!("an idle_wait fact: {}", m["fabrics"][0]["facts"]))
+            .to_string()
+    };
+    assert_eq!(
+        wait("0", "idle-one-cpu"),
+        "yield at once (more ranks than CPUs)"
+    );
+    if bench_core::machine::allowed_cpus().len() >= 2 {
+        let two = bench_core::machine::allowed_cpus()[..2]
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(wait(&two, "idle-two-cpus"), "spin, then yield");
+    }
+}

@@ -724,4 +724,14 @@ mod tests {
         assert!(check_layout("scatterv", 2, &[2, 2], &[0, 1], 4, false).is_ok());
         assert_eq!(packed(&[2, 0, 3]), vec![0, 2, 2]);
     }
+
+    #[test]
+    fn each_rank_gets_its_own_block_in_any_order_of_displacements() {
+        let mut buf: Vec<u8> = (0..10).collect();
+        // Rank 1's block is empty (its displacement is that of a block of its own), rank 2's
+        // lies first, rank 0's after a gap.
+        let blocks = blocks_mut(&mut buf, &[2, 0, 3, 1], &[4, 0, 0, 7]);
+        let got: Vec<Vec<u8>> = blocks.into_iter().map(|b| b.to_vec()).collect();
+        assert_eq!(got, [vec![4, 5], vec![], vec![0, 1, 2], vec![7]]);
+    }
 }
