@@ -42,25 +42,20 @@ pub const IFACE: Key<str> = Key::text(
     "interface name (eth0), IPv4 address, or auto: the address that reaches the bootstrap (loopback for local jobs)",
 );
 
-// Socket buffers of 4 MiB by default: with the kernel's autotuning (which starts a
-// connection's buffers small and grows them) osu_latency from 1 MiB took 1.2-1.4x as long on
-// loopback as with 4 MiB set (study for issue 34: 1/2/4 MiB 143,121/300,231/533,548 us against
-// 104,102/192,192/409,403 us), and lost to Open MPI's tcp BTL there. The kernel caps the value
-// at net.core.wmem_max / rmem_max.
 pub const SNDBUF: Key<u64> = Key::size(
     "tcp.sndbuf",
     0,
     1 << 30,
-    "4M",
-    "SO_SNDBUF of each connection (capped by net.core.wmem_max); 0 keeps the kernel's default and autotuning",
+    "0",
+    "SO_SNDBUF of each connection; 0 keeps the kernel's default and autotuning",
 );
 
 pub const RCVBUF: Key<u64> = Key::size(
     "tcp.rcvbuf",
     0,
     1 << 30,
-    "4M",
-    "SO_RCVBUF of each connection (capped by net.core.rmem_max); 0 keeps the kernel's default and autotuning",
+    "0",
+    "SO_RCVBUF of each connection; 0 keeps the kernel's default and autotuning",
 );
 
 pub const CONNECT_TIMEOUT: Key<Duration> = Key::duration(

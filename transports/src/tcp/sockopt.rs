@@ -15,9 +15,6 @@ use socket2::{Domain, Protocol as SockProto, Socket, Type};
 /// of a message waited on a TCP timer: on loopback with a 4 KiB receive buffer, 16 KiB one way
 /// took 418 ms set afterwards (a Python ping-pong: 135 ms), 55-60 us set before. Accepted
 /// sockets inherit the listener's buffers.
-/// Send buffers from this size on hold enough segments that delayed ACKs do not stall them.
-const QUICKACK_BELOW: usize = 256 << 10;
-
 #[derive(Clone, Copy)]
 pub(super) struct Buffers {
     pub(super) snd: usize,
@@ -45,10 +42,9 @@ impl Buffers {
     /// that long: 128 KiB one way took 80 ms on loopback with a 4 KiB send buffer (a plain
     /// blocking ping-pong as well), 90 us with quick ACKs. Linux leaves quick-ACK mode on its
     /// own, so the receiver re-arms it after each read; that costs a system call per read, paid
-    /// only when `tcp.sndbuf` is set below [`QUICKACK_BELOW`] (the tunables are the same on
-    /// every rank): a send buffer that large holds many segments, and ACKs come in time.
+    /// only when `tcp.sndbuf` is set (the tunables are the same on every rank).
     pub(super) fn quickack(self) -> bool {
-        self.snd > 0 && self.snd < QUICKACK_BELOW
+        self.snd > 0
     }
 
     pub(super) fn listen(self, addr: SocketAddr) -> io::Result<TcpListener> {
