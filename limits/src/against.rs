@@ -123,13 +123,13 @@ pub fn statements(limits: &[Figure], run: &Run, dir: &Path) -> Vec<Statement> {
         };
         match (r.suite.as_str(), *fabric) {
             ("osu_latency", "shm") if size == 8 => {
-                let line = limit(limits, cacheline::SUITE, cacheline::PARAM, "one");
+                let line = limit(limits, cacheline::SUITE_ONE, "", "");
                 one("the cache line one way".into(), line, 1.0);
             }
             ("osu_latency", "tcp") if size == 8 || size == 64 => {
-                let spin = limit(limits, tcp::SUITE, tcp::PARAM, "spin");
+                let spin = limit(limits, tcp::SUITE_SPIN, "", "");
                 one("loopback TCP spinning".into(), spin, 1.0);
-                let block = limit(limits, tcp::SUITE, tcp::PARAM, "block");
+                let block = limit(limits, tcp::SUITE_BLOCK, "", "");
                 one("loopback TCP blocking".into(), block, 1.0);
             }
             ("osu_bw", _) => {

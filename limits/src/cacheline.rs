@@ -14,8 +14,10 @@ use crate::process::{spawn, Pinned, SharedLines, GAVE_UP};
 use crate::wait::{until_equal, PEER_TIMEOUT};
 use crate::LimitsError;
 
-/// The suite name the series is recorded under.
-pub const SUITE: &str = "limits_cacheline";
+/// The suites the two variants are recorded under: each its own series, so a chart draws them
+/// as two lines (one series holding both put two points at one size, joined by a stroke).
+pub const SUITE_ONE: &str = "limits_cacheline_one";
+pub const SUITE_TWO: &str = "limits_cacheline_two";
 /// The size a point is keyed by: one line.
 pub const LINE: u64 = 64;
 /// The point parameter that tells the variants apart.

@@ -36,22 +36,23 @@ impl Figure {
     }
 }
 
-fn label(suite: &str, params: &BTreeMap<String, String>) -> String {
-    let param = |name: &str| params.get(name).map(String::as_str).unwrap_or("");
+fn label(suite: &str) -> String {
     match suite {
-        cacheline::SUITE if param(cacheline::PARAM) == "one" => "cache line, one for both".into(),
-        cacheline::SUITE => "cache lines, one each".into(),
+        cacheline::SUITE_ONE => "cache line, one for both".into(),
+        cacheline::SUITE_TWO => "cache lines, one each".into(),
         memcpy::SUITE => "memcpy".into(),
         cma::SUITE => "CMA read".into(),
-        tcp::SUITE if param(tcp::PARAM) == "spin" => "TCP loopback, spinning".into(),
-        tcp::SUITE => "TCP loopback, blocking".into(),
+        tcp::SUITE_SPIN => "TCP loopback, spinning".into(),
+        tcp::SUITE_BLOCK => "TCP loopback, blocking".into(),
         other => other.into(),
     }
 }
 
 fn per(suite: &str) -> &'static str {
     match suite {
-        cacheline::SUITE | tcp::SUITE => " one way",
+        cacheline::SUITE_ONE | cacheline::SUITE_TWO | tcp::SUITE_BLOCK | tcp::SUITE_SPIN => {
+            " one way"
+        }
         cma::SUITE => " per call",
         _ => "",
     }
@@ -70,7 +71,7 @@ pub fn figures(run: &Run) -> Vec<Figure> {
                 suite: s.suite.clone(),
                 params: p.key.params.clone(),
                 size: p.size(),
-                label: label(&s.suite, &p.key.params),
+                label: label(&s.suite),
                 unit: format!("{}{}", metric.unit, per(&s.suite)),
                 median: st.p50,
                 best: match metric.better {

@@ -100,13 +100,23 @@ pub fn measure(req: &Request) -> Result<Run, LimitsError> {
         Cma::Measured(p) => (p, Vec::new(), "permitted".to_string()),
         Cma::Refused(why) => (Vec::new(), vec![why.clone()], why),
     };
+    let (line_one, line_two) = variants(cacheline, cacheline::PARAM, "one");
+    let (tcp_block, tcp_spin) = variants(tcp, tcp::PARAM, "block");
     let series = vec![
         series(
-            cacheline::SUITE,
+            cacheline::SUITE_ONE,
             2,
-            "fabbench limits: one cache line between two pinned processes",
+            "fabbench limits: one cache line between two pinned processes, one for both",
             "One way(us)",
-            cacheline,
+            line_one,
+            Vec::new(),
+        ),
+        series(
+            cacheline::SUITE_TWO,
+            2,
+            "fabbench limits: cache lines between two pinned processes, one each",
+            "One way(us)",
+            line_two,
             Vec::new(),
         ),
         series(
@@ -126,11 +136,19 @@ pub fn measure(req: &Request) -> Result<Run, LimitsError> {
             cma_notes,
         ),
         series(
-            tcp::SUITE,
+            tcp::SUITE_BLOCK,
             2,
-            "fabbench limits: TCP ping-pong over loopback, TCP_NODELAY",
+            "fabbench limits: TCP ping-pong over loopback, TCP_NODELAY, blocking reads",
             "One way(us)",
-            tcp,
+            tcp_block,
+            Vec::new(),
+        ),
+        series(
+            tcp::SUITE_SPIN,
+            2,
+            "fabbench limits: TCP ping-pong over loopback, TCP_NODELAY, spinning reads",
+            "One way(us)",
+            tcp_spin,
             Vec::new(),
         ),
     ];
@@ -138,7 +156,12 @@ pub fn measure(req: &Request) -> Result<Run, LimitsError> {
     let c = counts;
     let params: BTreeMap<String, serde_json::Value> = [
         (
-            cacheline::SUITE,
+            cacheline::SUITE_ONE,
+            json!({"round_trips": c.cacheline.round_trips, "batches": c.cacheline.batches,
+                   "warmup_batches": c.cacheline.warmup_batches}),
+        ),
+        (
+            cacheline::SUITE_TWO,
             json!({"round_trips": c.cacheline.round_trips, "batches": c.cacheline.batches,
                    "warmup_batches": c.cacheline.warmup_batches}),
         ),
@@ -151,9 +174,12 @@ pub fn measure(req: &Request) -> Result<Run, LimitsError> {
             json!({"calls": c.cma.calls, "warmup": c.cma.warmup}),
         ),
         (
-            tcp::SUITE,
-            json!({"blocking": c.tcp.blocking, "spinning": c.tcp.spinning,
-                   "warmup": c.tcp.warmup}),
+            tcp::SUITE_BLOCK,
+            json!({"round_trips": c.tcp.blocking, "warmup": c.tcp.warmup}),
+        ),
+        (
+            tcp::SUITE_SPIN,
+            json!({"round_trips": c.tcp.spinning, "warmup": c.tcp.warmup}),
         ),
     ]
     .into_iter()
@@ -194,6 +220,13 @@ pub fn measure(req: &Request) -> Result<Run, LimitsError> {
         },
         series,
     })
+}
+
+/// `points` split by their parameter `name`: those where it is `first`, then the others.
+fn variants(points: Vec<Point>, name: &str, first: &str) -> (Vec<Point>, Vec<Point>) {
+    points
+        .into_iter()
+        .partition(|p| p.key.params.get(name).map(String::as_str) == Some(first))
 }
 
 fn series(

@@ -14,8 +14,10 @@ use crate::process::{spawn, Child, Pinned, CALL_FAILED, GAVE_UP};
 use crate::wait::{Spin, PEER_TIMEOUT};
 use crate::LimitsError;
 
-/// The suite name the series is recorded under.
-pub const SUITE: &str = "limits_tcp";
+/// The suites the two variants are recorded under, each its own series (see
+/// `cacheline::SUITE_ONE`).
+pub const SUITE_BLOCK: &str = "limits_tcp_block";
+pub const SUITE_SPIN: &str = "limits_tcp_spin";
 /// The message size.
 pub const MESSAGE: usize = 64;
 /// The point parameter that tells the variants apart.

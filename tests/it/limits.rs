@@ -24,16 +24,16 @@ const ROWS: &[(&str, &str, &str)] = &[
 
 /// (suite, size, params, metric, unit) of every summary.csv row.
 const RECORDS: &[(&str, &str, &str, &str, &str)] = &[
-    ("limits_cacheline", "64", "lines=one", "latency", "us"),
-    ("limits_cacheline", "64", "lines=two", "latency", "us"),
+    ("limits_cacheline_one", "64", "lines=one", "latency", "us"),
+    ("limits_cacheline_two", "64", "lines=two", "latency", "us"),
     ("limits_memcpy", "65536", "", "bandwidth", "GB/s"),
     ("limits_memcpy", "1048576", "", "bandwidth", "GB/s"),
     ("limits_memcpy", "16777216", "", "bandwidth", "GB/s"),
     ("limits_cma", "64", "", "time", "us"),
     ("limits_cma", "4096", "", "time", "us"),
     ("limits_cma", "65536", "", "time", "us"),
-    ("limits_tcp", "64", "wait=block", "latency", "us"),
-    ("limits_tcp", "64", "wait=spin", "latency", "us"),
+    ("limits_tcp_block", "64", "wait=block", "latency", "us"),
+    ("limits_tcp_spin", "64", "wait=spin", "latency", "us"),
 ];
 
 fn positive(text: &str, what: &str) -> f64 {
