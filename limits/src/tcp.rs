@@ -161,31 +161,31 @@ fn echo(addr: SocketAddr, phases: &[(Wait, usize)]) -> std::io::Result<()> {
 /// Reads exactly `buf.len()` bytes: blocking (bounded by the socket's read timeout), or
 /// spinning on a non-blocking socket (bounded by [`PEER_TIMEOUT`]).
 fn receive(stream: &mut TcpStream, buf: &mut [u8], wait: Wait) -> std::io::Result<()> {
-    let mut done = 0;
-    let mut spin = Spin::new(PEER_TIMEOUT);
-    while done < buf.len() {
-        match stream.read(&mut buf[done..]) {
-            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-            Ok(n) => done += n,
-            Err(e) if e.kind() == ErrorKind::WouldBlock && wait == Wait::Spin => {
-                if !spin.turn() {
-                    return Err(ErrorKind::TimedOut.into());
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    whole(buf.len(), wait, ErrorKind::UnexpectedEof, |done| {
+        stream.read(&mut buf[done..])
+    })
 }
 
 /// Writes all of `buf`; on a non-blocking socket a full buffer is spun on, bounded likewise.
 fn send(stream: &mut TcpStream, buf: &[u8], wait: Wait) -> std::io::Result<()> {
+    whole(buf.len(), wait, ErrorKind::WriteZero, |done| {
+        stream.write(&buf[done..])
+    })
+}
+
+/// Repeats `io(bytes done so far)` until `len` bytes are done: a return of 0 is the error
+/// `ended`, WouldBlock is spun on (bounded by [`PEER_TIMEOUT`]) when spinning.
+fn whole(
+    len: usize,
+    wait: Wait,
+    ended: ErrorKind,
+    mut io: impl FnMut(usize) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
     let mut done = 0;
     let mut spin = Spin::new(PEER_TIMEOUT);
-    while done < buf.len() {
-        match stream.write(&buf[done..]) {
-            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+    while done < len {
+        match io(done) {
+            Ok(0) => return Err(ended.into()),
             Ok(n) => done += n,
             Err(e) if e.kind() == ErrorKind::WouldBlock && wait == Wait::Spin => {
                 if !spin.turn() {

@@ -79,13 +79,21 @@ impl Run {
 
 /// Runs `fabbench ARGS --out SCRATCH` and finds the run directory it made.
 pub fn run(name: &str, args: &[&str]) -> Run {
+    run_under(&[], name, args)
+}
+
+/// As [`run`], with fabbench started through `wrapper` (`["taskset", "-c", "0"]`).
+pub fn run_under(wrapper: &[&str], name: &str, args: &[&str]) -> Run {
     let out_dir = scratch(name);
-    let out = Command::new(bin())
-        .args(args)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let mut cmd = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(bin());
+            c
+        }
+        None => Command::new(bin()),
+    };
+    let out = cmd.args(args).arg("--out").arg(&out_dir).output().unwrap();
     let dir = std::fs::read_dir(&out_dir)
         .unwrap()
         .flatten()

@@ -154,38 +154,12 @@ fn receive_thread_on_and_off() {
 fn ranks_on_fewer_cpus_than_ranks_yield_when_idle() {
     let _g = serial();
     let wait = |cpus: &str, name: &str| {
-        let out_dir = scratch(name);
-        let out = std::process::Command::new("taskset")
-            .args(["-c", cpus])
-            .arg(bin())
-            .args([
-                "run",
-                "osu_latency",
-                "-m",
-                "8:8",
-                "-i",
-                "20",
-                "-x",
-                "2",
-                "--out",
-            ])
-            .arg(&out_dir)
-            .output()
-            .expect("taskset (util-linux) runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let r = run_under(
+            &["taskset", "-c", cpus],
+            name,
+            &["run", "osu_latency", "-m", "8:8", "-i", "20", "-x", "2"],
         );
-        let dir = std::fs::read_dir(&out_dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.is_dir())
-            .expect("a run directory");
-        let m: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap())
-                .unwrap();
+        let m = r.manifest();
         m["fabrics"][0]["facts"]["rank0.idle_wait"]
             .as_str()
             .unwrap_or_else(|| panic!("an idle_wait fact: {}", m["fabrics"][0]["facts"]))
